@@ -1,0 +1,30 @@
+"""Install the functional-compiled-autograd tooling (console scripts).
+
+`pip install -e .` makes `fca-apply`, `fca-export`, `fca-vendor` and
+`fca-fetch-pin` available; the same tools run as `python tools/<name>.py`
+from the repo root.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="functional-compiled-autograd-tools",
+    version="0.1.0",
+    description="Patch stack + tooling that backports functional autograd into compiled autograd of PyTorch 2.6.0",
+    python_requires=">=3.9",
+    packages=find_packages(include=["tools", "tools.*"]),
+    install_requires=[
+        "filelock",
+        "pytest>=8.3,<8.4",
+        "expecttest",
+        "sympy",
+    ],
+    entry_points={
+        "console_scripts": [
+            "fca-apply=tools.apply_patches:entry",
+            "fca-export=tools.export_patches:entry",
+            "fca-vendor=tools.vendor:entry",
+            "fca-fetch-pin=tools.fetch_pinned_source:entry",
+        ]
+    },
+)

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Apply the patch stack to a PyTorch v2.6.0 tree (the main job).
+
+With no arguments: fetch (if needed) the pinned source into the cache and apply
+``patches/series`` to it.  ``--torch-src PATH`` targets your own checkout.
+
+On a git checkout every patch becomes one commit (author, date, subject and body
+kept, like ``git am -k``): the result is ready for ``ghstack``.  On a plain
+directory the files are patched in place.  All-or-nothing: if any patch fails,
+the tree is exactly as before and the error names the patch, file and hunk.
+
+Modes: apply (default), --check (dry run, writes nothing), --status, --revert.
+Exit codes: 0 ok, 1 a patch does not apply, 2 usage, 3 bad input (dirty tree,
+wrong pin, unwritable tree, missing tool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.lib import paths, ui
+from tools.lib.pinned_source import ensure_pinned_source
+from tools.lib.shell import Shell
+from tools.lib.stack import Stack
+from tools.lib.tree import TreeState, open_tree
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="apply_patches.py",
+        description=__doc__.split("\n\n")[0],
+        epilog="Exit codes: 0 ok, 1 patch does not apply, 2 usage, 3 bad input.",
+    )
+    p.add_argument("--torch-src", type=Path, help="PyTorch v2.6.0 tree to patch (default: the pinned source in the cache)")
+    p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir with series + patches (default: %(default)s)")
+    p.add_argument("--cache-dir", type=Path, help="cache dir for the pinned source (default: $FCA_CACHE_DIR or ~/.cache/fca)")
+    p.add_argument("--tarball", type=Path, help="use this Debian orig tarball instead of downloading it")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="dry run: verify the pin and that every remaining patch applies; write nothing")
+    mode.add_argument("--status", action="store_true", help="print which patches are applied")
+    mode.add_argument("--revert", action="store_true", help="remove the applied patches (the tree returns to the pin)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
+    return p
+
+
+def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
+    if args.torch_src is not None:
+        return args.torch_src
+    cache = args.cache_dir.resolve() if args.cache_dir else paths.cache_dir()
+    return ensure_pinned_source(cache, sh, tarball=args.tarball)
+
+
+def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path) -> str:
+    lines = [f"{tree} ({tree_desc}): {state.applied}/{len(stack)} patches of {stack.dir / 'series'} applied"]
+    for i, name in enumerate(stack.names):
+        lines.append(f"  [{'x' if i < state.applied else ' '}] {name}")
+    if state.on_top:
+        lines.append(f"  ({state.on_top} commit(s) above the stack)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ui.set_quiet(args.quiet)
+    sh = Shell(verbose=not args.quiet)
+    stack = Stack.load(args.stack.resolve())
+    tree_path = resolve_tree(args, sh)
+    tree = open_tree(tree_path, sh)
+    writes = not (args.check or args.status)
+    if writes:
+        tree.check_writable()
+    if tree.has_journal():
+        if not writes:
+            raise ui.UserError(
+                f"an interrupted run left {tree.path} half-updated; run tools/apply_patches.py "
+                "(or --revert) on it to recover first"
+            )
+        tree.recover()
+    state = tree.state(stack)
+    tree.verify_base(stack, state)
+
+    if args.status:
+        ui.out(format_status(stack, state, tree.describe(), tree.path))
+        return ui.EXIT_OK
+
+    tree.ensure_clean(stack)
+    if args.revert:
+        if state.applied == 0:
+            ui.out(f"{tree.path}: no patch of the stack is applied; nothing to revert")
+            return ui.EXIT_OK
+        if state.on_top:
+            raise ui.UserError(
+                f"{state.on_top} commit(s) sit above the stack in {tree.path}; move them off first "
+                "(e.g. `git rebase --onto <base> <stack-top>`), then revert"
+            )
+        with ui.step(f"reverting {state.applied} patch(es) in {tree.path}"):
+            tree.revert(stack, state)
+        ui.out(f"{tree.path}: reverted {state.applied} patch(es); the tree is at the pin")
+        return ui.EXIT_OK
+
+    remaining = len(stack) - state.applied
+    if remaining == 0:
+        what = "the stack is empty" if len(stack) == 0 else f"all {len(stack)} patches are already applied"
+        ui.out(f"{tree.path}: {what}; nothing to do")
+        return ui.EXIT_OK
+    if state.on_top:
+        raise ui.UserError(
+            f"{state.on_top} commit(s) sit above patch {state.applied} of the stack in {tree.path}; "
+            "apply onto a fresh branch at the stack's top or move them off first"
+        )
+    if args.check:
+        with ui.step(f"checking {remaining} patch(es) against {tree.path}"):
+            tree.check(stack, state)
+        ui.out(f"{tree.path}: all {remaining} remaining patch(es) apply cleanly (nothing written)")
+        return ui.EXIT_OK
+    with ui.step(f"applying {remaining} patch(es) to {tree.path}"):
+        tree.apply(stack, state)
+    ui.out(f"{tree.path}: applied {remaining} patch(es); {len(stack)}/{len(stack)} applied")
+    return ui.EXIT_OK
+
+
+def entry() -> int:
+    return ui.run_main(main)
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Fetch PyTorch v2.6.0 offline and import it as a git checkout (the pin).
+
+Downloads Debian's source package with apt's own client through a private apt
+config under the cache dir (the system's sources are not edited), verifies its
+SHA-256, unpacks it and commits it as the first commit of a git repository
+tagged v2.6.0.  Prints the checkout's path.  Safe to run concurrently (file
+lock) and after a killed run (the half-built tree is discarded).
+
+With --torch-src PATH it instead verifies that your own tree is at the pin, by
+the content hashes in patches/pin.sha256.
+
+Exit codes: 0 ok, 1 download/unpack failed, 2 usage, 3 bad input (checksum,
+no apt, tree not at the pin).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.lib import paths, ui
+from tools.lib.pin import PIN
+from tools.lib.pinned_source import ensure_pinned_source
+from tools.lib.shell import Shell
+from tools.lib.stack import Stack
+from tools.lib.tree import open_tree
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fetch_pinned_source.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--cache-dir", type=Path, help="where to put it (default: $FCA_CACHE_DIR or ~/.cache/fca)")
+    p.add_argument("--tarball", type=Path, help=f"use this {PIN.tarball} instead of downloading it")
+    p.add_argument("--debian-mirror", help="Debian archive URI (default: the one configured in /etc/apt)")
+    p.add_argument("--torch-src", type=Path, help="verify this tree is at the pin instead of fetching")
+    p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack whose pin manifest to verify against")
+    p.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ui.set_quiet(args.quiet)
+    sh = Shell(verbose=not args.quiet)
+    if args.torch_src is not None:
+        stack = Stack.load(args.stack.resolve())
+        tree = open_tree(args.torch_src, sh)
+        state = tree.state(stack)
+        tree.verify_base(stack, state)
+        ui.out(f"{tree.path}: at PyTorch v{PIN.version} ({len(stack.manifest.entries)} files verified by sha256; {state.applied}/{len(stack)} patches applied)")
+        return ui.EXIT_OK
+    cache = args.cache_dir.resolve() if args.cache_dir else paths.cache_dir()
+    root = ensure_pinned_source(cache, sh, tarball=args.tarball, mirror=args.debian_mirror)
+    ui.out(str(root))
+    return ui.EXIT_OK
+
+
+def entry() -> int:
+    return ui.run_main(main)
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

@@ -1,0 +1,20 @@
+"""Where things live: the repo, the stack, the cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_STACK_DIR = REPO_ROOT / "patches"
+DEFAULT_VENDOR_DIR = REPO_ROOT / "vendored_torch_patches"
+
+
+def cache_dir() -> Path:
+    """``$FCA_CACHE_DIR``, else ``$XDG_CACHE_HOME/fca``, else ``~/.cache/fca``."""
+    explicit = os.environ.get("FCA_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "fca").resolve()

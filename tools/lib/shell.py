@@ -1,0 +1,154 @@
+"""One object runs every external command (git, apt-get, tar, ...).
+
+Each command is logged as a copy-pasteable ``$ ...`` line (with ``cd`` and
+environment overrides when they matter), so a user can replay what a tool did.
+``Shell(testing=True)`` pins the environment git sees (identity, dates, no
+user/system config) so output is deterministic in tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from tools.lib import ui
+
+# Settings that change the bytes git prints or writes; forced on every call so a
+# user's ~/.gitconfig cannot change patches, status or commits.
+GIT_STABLE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.quotepath", "true"),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("diff.noprefix", "false"),
+    ("diff.mnemonicprefix", "false"),
+    ("diff.relative", "false"),
+    ("diff.algorithm", "myers"),
+    ("diff.indentHeuristic", "true"),
+    ("diff.suppressBlankEmpty", "false"),
+    ("diff.renames", "false"),
+    ("format.signature", ""),
+    ("format.coverLetter", "false"),
+    ("format.useAutoBase", "false"),
+    ("format.thread", "false"),
+    ("format.numbered", "false"),
+    ("apply.whitespace", "nowarn"),
+    ("advice.detachedHead", "false"),
+    ("gc.auto", "0"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("init.defaultBranch", "main"),
+)
+
+TESTING_ENV: Mapping[str, str] = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "FCA Test",
+    "GIT_AUTHOR_EMAIL": "fca-test@example.com",
+    "GIT_AUTHOR_DATE": "1700000000 +0000",
+    "GIT_COMMITTER_NAME": "FCA Test",
+    "GIT_COMMITTER_EMAIL": "fca-test@example.com",
+    "GIT_COMMITTER_DATE": "1700000000 +0000",
+}
+
+
+class CommandError(ui.OperationFailed):
+    def __init__(self, argv: Sequence[str], returncode: int, stdout: str, stderr: str) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        detail = (stderr or stdout).strip().splitlines()
+        tail = detail[-1] if detail else "no output"
+        super().__init__(f"`{shlex.join(argv)}` failed with exit code {returncode}: {tail}")
+
+
+@dataclasses.dataclass
+class Shell:
+    cwd: Path | None = None
+    testing: bool = False
+    verbose: bool = True
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_WORK_TREE", None)
+        env.pop("GIT_INDEX_FILE", None)
+        if self.testing:
+            env.update(TESTING_ENV)
+        env.update(self.env)
+        if extra:
+            env.update(extra)
+        env.setdefault("LC_ALL", "C")
+        return env
+
+    def log(self, argv: Sequence[str], cwd: Path | None, extra_env: Mapping[str, str] | None) -> None:
+        if not self.verbose:
+            return
+        prefix = ""
+        if cwd is not None and cwd != self.cwd:
+            prefix = f"cd {shlex.quote(str(cwd))} && "
+        env_txt = "".join(f"{k}={shlex.quote(v)} " for k, v in (extra_env or {}).items())
+        ui.info(f"$ {prefix}{env_txt}{shlex.join(argv)}")
+
+    def run(
+        self,
+        *argv: str,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        input: str | bytes | None = None,
+        check: bool = True,
+        log: bool = True,
+        capture: bool = True,
+        binary: bool = False,
+    ) -> subprocess.CompletedProcess:
+        where = cwd if cwd is not None else self.cwd
+        if log:
+            self.log(argv, where, env)
+        if isinstance(input, str) and binary:
+            input = input.encode()
+        try:
+            proc = subprocess.run(
+                list(argv),
+                cwd=where,
+                env=self._env(env),
+                input=input,
+                stdout=subprocess.PIPE if capture else None,
+                stderr=subprocess.PIPE if capture else None,
+                text=not binary,
+            )
+        except FileNotFoundError as err:
+            raise ui.UserError(f"`{argv[0]}` is not installed or not on PATH ({err.strerror}); install it and retry") from None
+        except PermissionError as err:
+            raise ui.UserError(f"cannot run `{argv[0]}` in {where}: {err.strerror}") from None
+        if check and proc.returncode != 0:
+            out = proc.stdout if capture else ""
+            errtxt = proc.stderr if capture else ""
+            if binary:
+                out = out.decode(errors="replace") if out else ""
+                errtxt = errtxt.decode(errors="replace") if errtxt else ""
+            raise CommandError(argv, proc.returncode, out or "", errtxt or "")
+        return proc
+
+    def git(self, *args: str, cwd: Path | None = None, **kwargs) -> str:
+        """Run git with the stable config; return stdout (text) or raise CommandError."""
+        return self.git_proc(*args, cwd=cwd, **kwargs).stdout
+
+    def git_proc(self, *args: str, cwd: Path | None = None, log: bool = True, env=None, **kwargs) -> subprocess.CompletedProcess:
+        # The log shows what a user would type; the stable -c settings are implied.
+        if log:
+            self.log(("git", *args), cwd if cwd is not None else self.cwd, env)
+        try:
+            return self.run(*self.git_argv(*args), cwd=cwd, log=False, env=env, **kwargs)
+        except CommandError as err:
+            raise CommandError(("git", *args), err.returncode, err.stdout, err.stderr) from None
+
+    @staticmethod
+    def git_argv(*args: str) -> list[str]:
+        argv = ["git"]
+        for key, value in GIT_STABLE_CONFIG:
+            argv += ["-c", f"{key}={value}"]
+        return argv + list(args)

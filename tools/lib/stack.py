@@ -1,0 +1,173 @@
+"""The patch stack as data (``series`` + patch files + pin manifest), and the
+scratch-dir engine that applies patches to file contents without touching a tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from tools.lib import patchfile, ui
+from tools.lib.pin import Manifest, manifest_paths
+from tools.lib.shell import Shell
+
+SERIES = "series"
+
+Contents = Mapping[str, "bytes | None"]  # path -> content (None: absent)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stack:
+    dir: Path
+    files: tuple[Path, ...]  # in series order
+    patches: tuple[patchfile.PatchFile, ...]
+    manifest: Manifest
+
+    @staticmethod
+    def load(stack_dir: Path, *, need_manifest: bool = True) -> "Stack":
+        series = stack_dir / SERIES
+        if not series.is_file():
+            raise ui.UserError(f"{series} is missing: a stack dir holds a `series` file (one patch file name per line)")
+        files: list[Path] = []
+        for lineno, line in enumerate(series.read_text().splitlines(), 1):
+            name = line.split("#", 1)[0].strip()
+            if not name:
+                continue
+            path = stack_dir / name
+            if not path.is_file():
+                raise ui.UserError(f"{series}:{lineno}: {name} does not exist; fix the series or re-export the stack")
+            files.append(path)
+        patches = tuple(patchfile.load(p) for p in files)
+        manifest = Manifest.load(stack_dir) if need_manifest else Manifest({})
+        stack = Stack(stack_dir, tuple(files), patches, manifest)
+        if need_manifest:
+            missing = sorted(set(stack.touched) - set(manifest.entries))
+            if missing:
+                raise ui.UserError(
+                    f"{stack_dir / 'pin.sha256'} does not cover {missing[0]}, which the stack touches; "
+                    "regenerate it with tools/export_patches.py"
+                )
+        return stack
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.files)
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for p in self.patches:
+            for path in p.touched:
+                seen[path] = None
+        return tuple(seen)
+
+    @property
+    def created(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(path for p in self.patches for path in p.created))
+
+    @property
+    def watched(self) -> list[str]:
+        """Every path whose content decides the tree's state: manifest + touched."""
+        return manifest_paths(list(self.manifest.entries) + list(self.touched))
+
+
+class PatchConflict(ui.OperationFailed):
+    def __init__(self, patch: patchfile.PatchFile, detail: str, *, reverse: bool = False) -> None:
+        self.patch = patch
+        self.detail = detail
+        verb = "reverse-apply" if reverse else "apply"
+        super().__init__(f"patch {patch.name} does not {verb}: {detail}")
+
+
+_FAILED_AT = re.compile(r"error: patch failed: (.+):(\d+)")
+_ERROR = re.compile(r"error: (.+)")
+
+
+def describe_apply_failure(patch: patchfile.PatchFile, stderr: str) -> str:
+    """Turn ``git apply`` errors into 'file X hunk #N (@@ ...) does not apply'."""
+    m = _FAILED_AT.search(stderr)
+    if m:
+        path, line = m.group(1), int(m.group(2))
+        hunk = patch.hunk_at(path, line)
+        where = f"hunk #{hunk.index} ({hunk.header.strip()})" if hunk else f"the hunk at line {line}"
+        return f"{path}: {where} does not match"
+    for line in stderr.splitlines():
+        e = _ERROR.match(line.strip())
+        if e:
+            return e.group(1)
+    return stderr.strip().splitlines()[-1] if stderr.strip() else "git apply failed"
+
+
+def _write_contents(root: Path, contents: Contents) -> None:
+    for path, data in contents.items():
+        if data is None:
+            continue
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _read_contents(root: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
+    result: dict[str, bytes | None] = {}
+    for path in paths:
+        target = root / path
+        result[path] = target.read_bytes() if target.is_file() else None
+    return result
+
+
+def apply_to_contents(
+    sh: Shell,
+    contents: Contents,
+    patches: Sequence[tuple[Path, patchfile.PatchFile]],
+    *,
+    reverse: bool = False,
+) -> list[dict[str, bytes | None]]:
+    """Apply ``patches`` in order to ``contents`` in a scratch dir.
+
+    Returns the contents after each patch (same keys as ``contents`` plus any
+    file a patch touches).  Raises :class:`PatchConflict` naming patch, file and
+    hunk.  Nothing outside the scratch dir is written.
+    """
+    keys = list(dict.fromkeys(list(contents) + [p for _, pf in patches for p in pf.touched]))
+    states: list[dict[str, bytes | None]] = []
+    with tempfile.TemporaryDirectory(prefix="fca-apply-") as tmp:
+        root = Path(tmp) / "tree"
+        root.mkdir()
+        _write_contents(root, contents)
+        env = {"GIT_CEILING_DIRECTORIES": tmp}
+        for path, pf in patches:
+            args = ["apply", "--whitespace=nowarn"] + (["-R"] if reverse else []) + [str(path)]
+            proc = sh.run(*Shell.git_argv(*args), cwd=root, env=env, check=False, log=False)
+            if proc.returncode != 0:
+                raise PatchConflict(pf, describe_apply_failure(pf, proc.stderr), reverse=reverse)
+            states.append(_read_contents(root, keys))
+    return states
+
+
+def read_tree_files(tree: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
+    return _read_contents(tree, paths)
+
+
+def file_mode(tree: Path, path: str) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(tree / path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def copy_tree_files(src: Path, dst: Path, paths: Sequence[str]) -> None:
+    for path in paths:
+        s = src / path
+        if s.is_file():
+            d = dst / path
+            d.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(s, d)

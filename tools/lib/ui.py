@@ -1,0 +1,102 @@
+"""User-facing output: one-line errors, progress steps with elapsed time, exit codes.
+
+Every tool funnels failures through :class:`UserError`; ``run_main`` turns it into
+``error: <one line>`` on stderr and the error's exit code.  Anything else that
+escapes is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Callable, Iterator, Sequence
+
+# Exit codes shared by every tool.  0 = success.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the operation ran and failed (conflicting patch, drift, test failure)
+EXIT_USAGE = 2  # bad command line (argparse uses 2 as well)
+EXIT_BAD_INPUT = 3  # the input is wrong: wrong pin, dirty tree, wrong torch, missing tool
+EXIT_INTERRUPTED = 130
+
+
+class UserError(Exception):
+    """An error the user can fix.  ``str(err)`` is one line that says what to do."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class OperationFailed(UserError):
+    """The operation itself failed (a patch does not apply, drift was found)."""
+
+    exit_code = EXIT_FAILED
+
+
+_QUIET = bool(os.environ.get("FCA_QUIET"))
+
+
+def set_quiet(quiet: bool) -> None:
+    global _QUIET
+    _QUIET = quiet
+
+
+def info(message: str) -> None:
+    if not _QUIET:
+        print(message, file=sys.stderr, flush=True)
+
+
+def out(message: str) -> None:
+    """The tool's result (stdout), never suppressed."""
+    print(message, flush=True)
+
+
+def fmt_seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
+@contextlib.contextmanager
+def step(title: str) -> Iterator[None]:
+    """``[  1.2s] title ... done (0.8s)`` around a long step."""
+    start = time.monotonic()
+    info(f"==> {title} ...")
+    try:
+        yield
+    except BaseException:
+        info(f"==> {title}: failed after {fmt_seconds(time.monotonic() - start)}")
+        raise
+    info(f"==> {title}: done in {fmt_seconds(time.monotonic() - start)}")
+
+
+class Progress:
+    """Counts items of a long step and prints ``[i/n] elapsed label`` lines."""
+
+    def __init__(self, total: int, title: str) -> None:
+        self.total = total
+        self.title = title
+        self.done = 0
+        self.start = time.monotonic()
+
+    def advance(self, label: str) -> None:
+        self.done += 1
+        elapsed = fmt_seconds(time.monotonic() - self.start)
+        info(f"[{self.done}/{self.total} {elapsed}] {self.title}: {label}")
+
+
+def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    try:
+        return main(argv)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
