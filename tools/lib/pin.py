@@ -33,6 +33,7 @@ class Pin:
     # The deterministic commit our importer creates (fixed author and dates).
     import_author: str
     import_date: str
+    import_commit: str
 
 
 PIN = Pin(
@@ -47,6 +48,7 @@ PIN = Pin(
     unpacks_to="pytorch-v2.6.0",
     import_author="PyTorch v2.6.0 import <fca-pin@localhost>",
     import_date="2025-01-29T00:00:00+00:00",
+    import_commit="6c7a57dd04e457b38a5f28c5118da2fc9ebc1248",
 )
 
 # Files checked on every tree even when the stack does not touch them: the

@@ -169,6 +169,9 @@ def import_tarball(tarball: Path, root: Path, sh: Shell) -> None:
             )
             sh.git("commit", "-q", "--no-verify", "-m", message, cwd=tree, env=env)
             sh.git("tag", PIN.git_tag, cwd=tree)
+            commit = sh.git("rev-parse", "HEAD", cwd=tree, log=False).strip()
+            if commit != PIN.import_commit:
+                ui.info(f"warning: the import is commit {commit}, expected {PIN.import_commit}; content is verified by hashes anyway")
             (tree / ".git" / READY_MARKER).write_text(PIN.tarball_sha256 + "\n")
         if root.exists():
             shutil.rmtree(root)
@@ -190,6 +193,9 @@ def ensure_pinned_source(
         if root.exists():
             ui.info(f"removing incomplete {root} (left by an interrupted run)")
             shutil.rmtree(root)
+        for partial in root.parent.glob(".partial-*") if root.parent.is_dir() else ():
+            ui.info(f"removing {partial} (left by an interrupted run)")
+            shutil.rmtree(partial, ignore_errors=True)
         if tarball is None:
             tarball = download_tarball(cache, sh, mirror)
         with ui.step(f"verifying sha256 of {tarball.name}"):

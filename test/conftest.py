@@ -1,0 +1,126 @@
+"""Shared fixtures: the real pinned source, clones of it, and running the real tools."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tools.lib import paths  # noqa: E402
+from tools.lib.pinned_source import ensure_pinned_source  # noqa: E402
+from tools.lib.shell import Shell  # noqa: E402
+
+
+@dataclasses.dataclass
+class ToolResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def error_line(self) -> str:
+        lines = [l for l in self.stderr.splitlines() if l.startswith("error: ")]
+        return lines[-1] if lines else ""
+
+
+def run_tool(name: str, *args: str | Path, env: dict[str, str] | None = None, prefix: list[str] | None = None) -> ToolResult:
+    """Run ``python tools/<name>.py ARGS`` as a user would, from the repo root."""
+    full_env = dict(os.environ)
+    full_env.pop("FCA_FAILPOINT", None)
+    if env:
+        full_env.update(env)
+    argv = (prefix or []) + [sys.executable, str(REPO_ROOT / "tools" / f"{name}.py"), *map(str, args)]
+    proc = subprocess.run(argv, cwd=REPO_ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+    return ToolResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(scope="session")
+def pinned_source() -> Path:
+    """The real PyTorch v2.6.0 source as a git checkout (fetched once into the cache)."""
+    return ensure_pinned_source(paths.cache_dir(), Shell(verbose=False))
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    full_env = dict(os.environ)
+    full_env.update(
+        GIT_AUTHOR_NAME="Ada Lovelace", GIT_AUTHOR_EMAIL="ada@example.com",
+        GIT_COMMITTER_NAME="Ada Lovelace", GIT_COMMITTER_EMAIL="ada@example.com",
+    )
+    if env:
+        full_env.update(env)
+    return subprocess.run(["git", *args], cwd=repo, env=full_env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def pin_clone(pinned_source: Path, tmp_path: Path):
+    """Factory: a fresh git clone of the pin (objects shared, working tree real)."""
+
+    def make(name: str = "torch") -> Path:
+        dest = tmp_path / name
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(pinned_source), str(dest)], check=True)
+        subprocess.run(["git", "-C", str(dest), "checkout", "-q", "-B", "main", "v2.6.0"], check=True)
+        return dest
+
+    return make
+
+
+@pytest.fixture
+def pin_copy(pinned_source: Path, tmp_path: Path):
+    """Factory: a plain (non-git) copy of the pin's files."""
+
+    def make(name: str = "plain") -> Path:
+        dest = tmp_path / name
+        subprocess.run(["git", "-C", str(pinned_source), "worktree", "prune"], check=True)
+        dest.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(pinned_source), "archive", "--format=tar", "v2.6.0"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-xf", "-", "-C", str(dest)], input=archive, check=True)
+        return dest
+
+    return make
+
+
+def snapshot(tree: Path, paths_: list[str] | None = None) -> dict[str, str]:
+    """Hash of every file under ``tree`` (or of ``paths_``), .git included, for before/after equality."""
+    result: dict[str, str] = {}
+    if paths_ is not None:
+        for p in paths_:
+            f = tree / p
+            result[p] = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else "absent"
+        return result
+    for root, dirs, files in os.walk(tree):
+        for name in files:
+            f = Path(root) / name
+            if f.is_symlink():
+                result[str(f.relative_to(tree))] = "link:" + os.readlink(f)
+                continue
+            result[str(f.relative_to(tree))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return result
+
+
+def git_state(repo: Path) -> dict[str, str]:
+    """HEAD, refs, index and the object store listing: what 'untouched' means for a repo."""
+    objects = sorted(str(p.relative_to(repo)) for p in (repo / ".git" / "objects").rglob("*") if p.is_file())
+    return {
+        "HEAD": (repo / ".git" / "HEAD").read_text(),
+        "rev": git(repo, "rev-parse", "HEAD"),
+        "refs": git(repo, "for-each-ref"),
+        "index": git(repo, "ls-files", "-s"),
+        "objects": "\n".join(objects),
+        "status": git(repo, "status", "--porcelain"),
+    }
+
+
+def copy_stack(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest

@@ -1,0 +1,282 @@
+"""tools/apply_patches.py on real v2.6.0 trees with a real 6-patch stack."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, copy_stack, git, git_state, run_tool, snapshot
+from stackbuilder import PATCHES, build_stack
+
+
+@pytest.fixture(scope="session")
+def six_patch_stack(pinned_source: Path, tmp_path_factory) -> Path:
+    """A real 6-patch stack exported from commits on the real pin."""
+    work = tmp_path_factory.mktemp("six")
+    repo = work / "authoring checkout"
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(pinned_source), str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-B", "main", "v2.6.0"], check=True)
+    build_stack(repo)
+    stack = work / "stack"
+    stack.mkdir()
+    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", stack / "pin.sha256")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    return stack
+
+
+@pytest.fixture
+def stack(six_patch_stack: Path, tmp_path: Path) -> Path:
+    return copy_stack(six_patch_stack, tmp_path / "my stack")
+
+
+def test_apply_makes_one_commit_per_patch_keeping_author_and_message(pin_clone, stack):
+    repo = pin_clone()
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    log = git(repo, "log", "--format=%an <%ae>|%aI|%B%x00", "-6").split("\x00")
+    entries = [e.strip("\n") for e in log if e.strip()]
+    assert len(entries) == 6
+    newest = entries[0]
+    assert newest.startswith("Ada Lovelace <ada@example.com>|2025-02-06T12:00:00+00:00|")
+    assert PATCHES[5][0] in newest and "Test Plan: pytest test/tools" in newest
+    assert git(repo, "log", "--format=%s", "-7").splitlines() == [p[0] for p in reversed(PATCHES)] + ["PyTorch v2.6.0 (pin)"]
+    assert git(repo, "status", "--porcelain") == ""
+    assert (repo / "torch/csrc/dynamo/compiled_autograd.cpp").is_file()
+
+
+def test_apply_then_export_gives_identical_bytes(pin_clone, stack, tmp_path):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    again = copy_stack(stack, tmp_path / "again")
+    for f in again.glob("*.patch"):
+        f.unlink()
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", again)
+    assert res.returncode == 0, res.stderr
+    assert snapshot(again) == snapshot(stack)
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--check").returncode == 0
+
+
+def test_rerun_on_patched_tree_is_a_noop_that_says_so(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0
+    assert "all 6 patches are already applied; nothing to do" in res.stdout
+    assert git_state(repo) == before
+
+
+def test_status_lists_applied_prefix(pin_clone, stack):
+    repo = pin_clone()
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status")
+    assert res.returncode == 0 and "0/6 patches" in res.stdout
+    # Apply only the first two by hand with git am, as a user might.
+    names = (stack / "series").read_text().split()
+    git(repo, "am", "-q", "-k", *(str(stack / n) for n in names[:2]))
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status")
+    assert "2/6 patches" in res.stdout
+    assert res.stdout.count("[x]") == 2 and res.stdout.count("[ ]") == 4
+    # ... and apply finishes the rest.
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    assert "6/6 patches" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+
+
+def _break_patch(stack: Path, index: int) -> str:
+    """Change a context line of patch ``index`` so that it cannot apply; returns its name."""
+    name = (stack / "series").read_text().split()[index]
+    text = (stack / name).read_text()
+    broken = text.replace("\n namespace torch::autograd {\n", "\n namespace torch::not_autograd {\n", 1)
+    assert broken != text
+    (stack / name).write_text(broken)
+    return name
+
+
+def test_conflict_in_middle_patch_leaves_git_tree_untouched(pin_clone, stack):
+    repo = pin_clone()
+    name = _break_patch(stack, 2)
+    before, files_before = git_state(repo), snapshot(repo, ["torch/csrc/dynamo/compiled_autograd.h", "build_variables.bzl"])
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 1
+    assert name in res.error_line
+    assert "torch/csrc/autograd/functions/tensor.cpp: hunk #1 (@@ -15,6 +15,7 @@" in res.error_line
+    assert git_state(repo) == before
+    assert snapshot(repo, ["torch/csrc/dynamo/compiled_autograd.h", "build_variables.bzl"]) == files_before
+
+
+def test_conflict_in_middle_patch_leaves_plain_tree_untouched(pin_copy, stack):
+    tree = pin_copy()
+    name = _break_patch(stack, 2)
+    before = snapshot(tree)
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack)
+    assert res.returncode == 1 and name in res.error_line and "tensor.cpp: hunk #1" in res.error_line
+    assert snapshot(tree) == before
+
+
+def test_check_reports_conflict_and_writes_nothing(pin_clone, stack):
+    repo = pin_clone()
+    before = git_state(repo)
+    ok = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--check")
+    assert ok.returncode == 0 and "all 6 remaining patch(es) apply cleanly" in ok.stdout
+    name = _break_patch(stack, 2)
+    bad = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--check")
+    assert bad.returncode == 1 and name in bad.error_line
+    assert git_state(repo) == before
+
+
+def test_dirty_tree_is_refused_and_edits_are_kept(pin_clone, stack):
+    repo = pin_clone()
+    target = repo / "torch/_dynamo/compiled_autograd.py"
+    target.write_text(target.read_text() + "# my precious local edit\n")
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 3
+    assert "uncommitted changes" in res.error_line and "torch/_dynamo/compiled_autograd.py" in res.error_line
+    assert target.read_text().endswith("# my precious local edit\n")
+    assert git_state(repo) == before
+
+
+def test_untracked_file_in_the_way_of_a_created_file_is_refused(pin_clone, stack):
+    repo = pin_clone()
+    mine = repo / "torch/csrc/dynamo/compiled_autograd.cpp"
+    mine.write_text("// mine\n")
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 3 and "untracked file torch/csrc/dynamo/compiled_autograd.cpp" in res.error_line
+    assert mine.read_text() == "// mine\n"
+
+
+def test_wrong_pin_is_detected_by_content(pin_clone, stack):
+    repo = pin_clone()
+    f = repo / "torch/csrc/autograd/engine.cpp"
+    f.write_text(f.read_text().replace("namespace torch::autograd {", "namespace torch::autograd { // 2.7", 1))
+    git(repo, "commit", "-qam", "pretend to be another release")
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 3
+    assert "is not PyTorch v2.6.0: torch/csrc/autograd/engine.cpp differs from the pin" in res.error_line
+
+
+def test_wrong_pin_in_plain_tree(pin_copy, stack):
+    tree = pin_copy()
+    (tree / "version.txt").write_text("2.7.0a0\n")
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--status")
+    assert res.returncode == 3 and "version.txt differs from the pin" in res.error_line
+
+
+@pytest.mark.parametrize("failpoint", ["git-before-tree", "git-before-ref"])
+def test_killed_git_apply_is_recovered_by_next_run(pin_clone, stack, failpoint):
+    repo = pin_clone()
+    killed = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, env={"FCA_FAILPOINT": failpoint})
+    assert killed.returncode == -9
+    assert (repo / ".git" / "fca-apply-journal.json").exists()
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status")
+    assert status.returncode == 3 and "interrupted run" in status.error_line
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert "recovering from an interrupted apply" in res.stderr
+    assert git(repo, "status", "--porcelain") == ""
+    assert "6/6 patches" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+
+
+def test_killed_plain_apply_is_recovered_by_next_run(pin_copy, stack):
+    tree = pin_copy()
+    pristine = snapshot(tree)
+    killed = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, env={"FCA_FAILPOINT": "plain-mid-write"})
+    assert killed.returncode == -9
+    assert (tree / ".fca-apply-journal").is_dir()
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--revert")
+    assert res.returncode == 0, res.stderr
+    assert "recovering from an interrupted apply" in res.stderr
+    assert snapshot(tree) == pristine
+
+
+def test_plain_tree_apply_status_revert(pin_copy, stack):
+    tree = pin_copy("plain tree")
+    pristine = snapshot(tree)
+    assert run_tool("apply_patches", "--torch-src", tree, "--stack", stack).returncode == 0
+    assert (tree / "torch/csrc/dynamo/compiled_autograd.cpp").is_file()
+    assert "test stack: prologue" in (tree / "torch/_functorch/_aot_autograd/runtime_wrappers.py").read_text()
+    assert "6/6 patches" in run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--status").stdout
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--revert")
+    assert res.returncode == 0, res.stderr
+    assert snapshot(tree) == pristine
+
+
+def test_plain_tree_with_local_edit_is_refused(pin_copy, stack):
+    tree = pin_copy()
+    assert run_tool("apply_patches", "--torch-src", tree, "--stack", stack).returncode == 0
+    f = tree / "torch/_dynamo/compiled_autograd.py"
+    f.write_text(f.read_text() + "# local edit\n")
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--revert")
+    assert res.returncode == 3 and "no prefix of the stack explains it" in res.error_line
+    assert f.read_text().endswith("# local edit\n")
+
+
+def test_git_revert_returns_to_the_pin(pin_clone, stack):
+    repo = pin_clone()
+    pin = git(repo, "rev-parse", "HEAD")
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--revert")
+    assert res.returncode == 0, res.stderr
+    assert git(repo, "rev-parse", "HEAD") == pin
+    assert not (repo / "torch/csrc/dynamo/compiled_autograd.cpp").exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_user_commits_above_the_stack_block_revert(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    (repo / "NOTES.md").write_text("mine\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-qm", "my work")
+    assert "(1 commit(s) above the stack)" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--revert")
+    assert res.returncode == 3 and "1 commit(s) sit above the stack" in res.error_line
+    assert (repo / "NOTES.md").read_text() == "mine\n"
+
+
+def test_paths_with_spaces(pin_clone, stack):
+    repo = pin_clone("a checkout with spaces")
+    assert " " in str(stack)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert "6/6 patches" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+
+
+def _readonly_prefix(tree: Path) -> list[str]:
+    """Run the tool in a user+mount namespace where ``tree`` is bind-mounted read-only
+    (works as root, where chmod would not stop writes)."""
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot create a user+mount namespace here: {probe.stderr.decode().strip()}")
+    q = str(tree).replace("'", "'\\''")
+    return ["unshare", "-rm", "sh", "-c", f"mount --bind -o ro '{q}' '{q}' && exec \"$@\"", "sh"]
+
+
+def test_read_only_plain_tree_gives_clear_error(pin_copy, stack):
+    tree = pin_copy()
+    before = snapshot(tree)
+    res = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, prefix=_readonly_prefix(tree))
+    assert res.returncode == 3
+    assert "cannot write to the tree" in res.error_line and "Read-only file system" in res.error_line
+    assert snapshot(tree) == before
+    # Read-only modes still work on a read-only tree.
+    status = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--status", prefix=_readonly_prefix(tree))
+    assert status.returncode == 0 and "0/6 patches" in status.stdout
+
+
+def test_read_only_git_tree_gives_clear_error(pin_clone, stack):
+    repo = pin_clone()
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, prefix=_readonly_prefix(repo))
+    assert res.returncode == 3 and "Read-only file system" in res.error_line
+    assert git_state(repo) == before
+
+
+def test_empty_stack_on_default_pinned_source(tmp_path):
+    """The main command with no arguments: fetch (cached) and apply the repo's own stack."""
+    res = run_tool("apply_patches")
+    assert res.returncode == 0, res.stderr
+    assert "nothing to do" in res.stdout or "applied" in res.stdout
