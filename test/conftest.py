@@ -49,15 +49,7 @@ def pinned_source() -> Path:
     return ensure_pinned_source(paths.cache_dir(), Shell(verbose=False))
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    full_env = dict(os.environ)
-    full_env.update(
-        GIT_AUTHOR_NAME="Ada Lovelace", GIT_AUTHOR_EMAIL="ada@example.com",
-        GIT_COMMITTER_NAME="Ada Lovelace", GIT_COMMITTER_EMAIL="ada@example.com",
-    )
-    if env:
-        full_env.update(env)
-    return subprocess.run(["git", *args], cwd=repo, env=full_env, check=True, capture_output=True, text=True).stdout
+from tools.lib.samplestack import git  # noqa: E402,F401  (the tests' git, with a fixed identity)
 
 
 @pytest.fixture

@@ -1,15 +1,25 @@
-"""Build a real multi-patch stack as commits on a clone of the real v2.6.0 tree.
+"""A sample 6-patch stack, committed on a clone of the real v2.6.0 tree.
 
-Each patch edits a real upstream file the way the real stack will (headers,
-sources, build lists, Python, tests), with upstream-style messages.  The
-result is exported with the real export tool by the tests.
+Each patch edits a real upstream file where the real stack will (headers,
+sources, build lists, Python, tests), with upstream-style messages.  Used by
+the tests (round trips, conflicts, crashes) and by ``tools/bench.py stack``.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
-from conftest import git
+SAMPLE_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Lovelace", "GIT_COMMITTER_EMAIL": "ada@example.com",
+}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    full_env = {**os.environ, **SAMPLE_IDENTITY, **(env or {})}
+    return subprocess.run(["git", *args], cwd=repo, env=full_env, check=True, capture_output=True, text=True).stdout
 
 
 def _edit(repo: Path, path: str, old: str, new: str) -> None:

@@ -1,0 +1,39 @@
+"""Every tool has --help and meaningful exit codes, as a script and as a console script."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_tool
+
+TOOLS = ["apply_patches", "export_patches", "vendor", "fetch_pinned_source"]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_help_exits_zero_and_describes_the_tool(tool):
+    res = run_tool(tool, "--help")
+    assert res.returncode == 0
+    assert res.stdout.startswith("usage: ")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_unknown_option_is_a_usage_error(tool):
+    res = run_tool(tool, "--no-such-option")
+    assert res.returncode == 2 and "unrecognized arguments" in res.stderr
+
+
+def test_missing_tree_is_a_clear_error(tmp_path):
+    res = run_tool("apply_patches", "--torch-src", tmp_path / "nope")
+    assert res.returncode == 3
+    assert res.error_line == f"error: {tmp_path / 'nope'} is not a directory; pass --torch-src with a PyTorch v2.6.0 checkout"
+
+
+def test_stack_dir_without_series_is_a_clear_error(tmp_path):
+    res = run_tool("apply_patches", "--stack", tmp_path, "--status")
+    assert res.returncode == 3 and "series is missing" in res.error_line
+
+
+def test_series_naming_a_missing_patch_is_a_clear_error(tmp_path):
+    (tmp_path / "series").write_text("0001-gone.patch\n")
+    res = run_tool("apply_patches", "--stack", tmp_path, "--status")
+    assert res.returncode == 3 and "series:1: 0001-gone.patch does not exist" in res.error_line

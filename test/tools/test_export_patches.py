@@ -1,0 +1,118 @@
+"""tools/export_patches.py: byte-stable export of the commits above the pin."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import REPO_ROOT, git, run_tool, snapshot
+from tools.lib.samplestack import build_stack
+
+
+def _fresh_stack_dir(tmp_path: Path, name: str = "stack") -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", d / "pin.sha256")
+    return d
+
+
+def test_export_writes_numbered_patches_series_and_manifest(pin_clone, tmp_path):
+    repo = pin_clone()
+    subjects = build_stack(repo, 3)
+    stack = _fresh_stack_dir(tmp_path)
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    series = (stack / "series").read_text().split()
+    assert series == [
+        "0001-compiled-autograd-declare-a-python-compiler-interface.patch",
+        "0002-compiled-autograd-add-compiled-autograd-cpp-to-libtorch-cpu.patch",
+        "0003-compiled-autograd-copybackwards-proxies-a-functional-call.patch",
+    ]
+    first = (stack / series[0]).read_text()
+    assert first.startswith("From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n")
+    assert f"Subject: {subjects[0]}\n" in first  # -k: no [PATCH] prefix, subject kept whole
+    assert "\n-- \n" not in first  # no signature (git version)
+    assert "index 739ccdae" not in first and "\nindex " in first  # full blob ids, no abbreviation
+    manifest = (stack / "pin.sha256").read_text()
+    assert "absent  torch/csrc/dynamo/compiled_autograd.cpp" in manifest
+    assert "  build_variables.bzl\n" in manifest
+
+
+def test_export_is_independent_of_user_git_config(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo, 3)
+    plain = _fresh_stack_dir(tmp_path, "plain")
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", plain).returncode == 0
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[diff]\n\tnoprefix = true\n\talgorithm = histogram\n[format]\n\tsignature = hello\n\tnumbered = true\n"
+        "\theaders = X-Custom: 1\n[core]\n\tabbrev = 7\n"
+    )
+    git(repo, "config", "diff.mnemonicPrefix", "true")
+    configured = _fresh_stack_dir(tmp_path, "configured")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", configured, env={"HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    assert snapshot(configured) == snapshot(plain)
+
+
+def test_export_check_detects_out_of_date_stack(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo, 2)
+    stack = _fresh_stack_dir(tmp_path)
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--check").returncode == 0
+    (repo / "torch/_dynamo/compiled_autograd.py").write_text("# rewritten\n")
+    git(repo, "commit", "-qam", "[compiled autograd] more\n\nTest Plan: none")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--check")
+    assert res.returncode == 1 and "out of date" in res.stdout
+
+
+def test_export_removes_stale_patches(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo, 3)
+    stack = _fresh_stack_dir(tmp_path)
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0 and "1 removed" in res.stdout
+    assert sorted(p.name[:4] for p in stack.glob("*.patch")) == ["0001", "0002"]
+
+
+def test_export_refuses_merge_commits(pin_clone, tmp_path):
+    repo = pin_clone()
+    git(repo, "checkout", "-q", "-b", "side")
+    build_stack(repo, 1)
+    git(repo, "checkout", "-q", "main")
+    (repo / "NOTES.md").write_text("x\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-qm", "notes")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", _fresh_stack_dir(tmp_path))
+    assert res.returncode == 3 and "is a merge; the stack must be linear" in res.error_line
+
+
+def test_export_refuses_a_base_that_is_not_the_pin(pin_clone, tmp_path):
+    repo = pin_clone()
+    (repo / "version.txt").write_text("2.7.0a0\n")
+    git(repo, "commit", "-qam", "bump")
+    build_stack(repo, 1)
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", _fresh_stack_dir(tmp_path), "--base", "HEAD~1")
+    assert res.returncode == 3 and "version.txt differs from the pin" in res.error_line
+
+
+def test_export_without_pin_tag_asks_for_base(pin_clone, tmp_path):
+    repo = pin_clone()
+    git(repo, "tag", "-d", "v2.6.0")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", _fresh_stack_dir(tmp_path))
+    assert res.returncode == 3 and "pass --base" in res.error_line
+
+
+def test_export_warns_about_messages_without_test_plan(pin_clone, tmp_path):
+    repo = pin_clone()
+    (repo / "torch/_dynamo/compiled_autograd.py").write_text("# x\n")
+    git(repo, "commit", "-qam", "Fix things")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", _fresh_stack_dir(tmp_path))
+    assert res.returncode == 0
+    assert "subject should start with [compiled autograd]" in res.stderr
+    assert "no `Test Plan:` section" in res.stderr

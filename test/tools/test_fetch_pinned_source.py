@@ -1,0 +1,86 @@
+"""tools/fetch_pinned_source.py: the real Debian tarball, imported deterministically."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO_ROOT, git, run_tool
+from tools.lib import paths
+from tools.lib.pin import PIN
+from tools.lib.pinned_source import READY_MARKER, find_debian_mirror
+
+
+def test_pinned_source_is_a_git_checkout_whose_first_commit_is_the_pin(pinned_source: Path):
+    assert (pinned_source / ".git" / READY_MARKER).is_file()
+    assert git(pinned_source, "rev-parse", "v2.6.0^{commit}").strip() == PIN.import_commit
+    assert git(pinned_source, "rev-list", "--count", "v2.6.0").strip() == "1"
+    assert (pinned_source / "version.txt").read_text().strip() == "2.6.0a0"
+    assert (pinned_source / "torch/csrc/autograd/generated").exists() is False  # generated at build time
+
+
+def test_fetch_prints_the_checkout_path(pinned_source: Path):
+    res = run_tool("fetch_pinned_source")
+    assert res.returncode == 0 and res.stdout.strip() == str(pinned_source)
+
+
+def test_fetch_verifies_a_users_checkout_by_content(pin_clone):
+    repo = pin_clone()
+    res = run_tool("fetch_pinned_source", "--torch-src", repo)
+    assert res.returncode == 0 and "at PyTorch v2.6.0" in res.stdout
+    (repo / "torch/csrc/dynamo/compiled_autograd.h").write_text("// not the pin\n")
+    git(repo, "commit", "-qam", "change")
+    res = run_tool("fetch_pinned_source", "--torch-src", repo)
+    assert res.returncode == 3 and "torch/csrc/dynamo/compiled_autograd.h differs from the pin" in res.error_line
+
+
+def _cached_tarball() -> Path:
+    tarball = paths.cache_dir() / "downloads" / PIN.tarball
+    assert tarball.is_file(), "the session fixture downloads it"
+    return tarball
+
+
+def test_corrupt_tarball_is_refused(pinned_source, tmp_path):
+    bad = tmp_path / PIN.tarball
+    bad.write_bytes(_cached_tarball().read_bytes()[:-10])
+    res = run_tool("fetch_pinned_source", "--cache-dir", tmp_path / "cache", "--tarball", bad)
+    assert res.returncode == 3 and f"expected {PIN.tarball_sha256}" in res.error_line
+    assert not (tmp_path / "cache" / "src" / PIN.unpacks_to).exists()
+
+
+def test_concurrent_fetches_after_a_killed_run_produce_one_good_checkout(pinned_source, tmp_path):
+    cache = tmp_path / "cache"
+    # What a run killed during unpack/import leaves behind.
+    (cache / "src" / ".partial-killed" / PIN.unpacks_to).mkdir(parents=True)
+    (cache / "src" / PIN.unpacks_to / "torch").mkdir(parents=True)
+    argv = [sys.executable, str(REPO_ROOT / "tools" / "fetch_pinned_source.py"), "--cache-dir", str(cache), "--tarball", str(_cached_tarball())]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    root = cache / "src" / PIN.unpacks_to
+    assert [o[0].strip() for o in outs] == [str(root), str(root)]
+    assert sum("importing the pin" in o[1] for o in outs) == 1  # the other one waited on the lock
+    assert git(root, "rev-parse", "HEAD").strip() == PIN.import_commit
+    assert not list((cache / "src").glob(".partial-*"))
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_find_debian_mirror_reads_deb822_and_one_line_sources(tmp_path):
+    etc = tmp_path / "apt"
+    (etc / "sources.list.d").mkdir(parents=True)
+    (etc / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\nComponents: main\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm bookworm-updates\nComponents: main\n"
+    )
+    assert find_debian_mirror(etc) == "http://mirror.example/debian"
+    shutil.rmtree(etc / "sources.list.d")
+    (etc / "sources.list.d").mkdir()
+    (etc / "sources.list").write_text(
+        "deb [arch=amd64] https://packages.example.com/apt cloud-sdk main\n"
+        "deb http://deb.example.org/debian trixie main contrib\n"
+    )
+    assert find_debian_mirror(etc) == "http://deb.example.org/debian"
+    (etc / "sources.list").write_text("deb https://packages.example.com/apt cloud-sdk main\n")
+    assert find_debian_mirror(etc) is None

@@ -1,0 +1,57 @@
+"""tools/vendor.py: post-stack copies of touched upstream files, with drift check."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import REPO_ROOT, run_tool
+from tools.lib.samplestack import build_stack
+
+
+def _stack_from(repo: Path, tmp_path: Path) -> Path:
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", stack / "pin.sha256")
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    return stack
+
+
+def test_repo_vendor_dir_is_up_to_date(pinned_source):
+    res = run_tool("vendor", "--check")
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_empty_stack_vendors_nothing(pinned_source, tmp_path):
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    (stack / "series").write_text("")
+    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", stack / "pin.sha256")
+    out = tmp_path / "vendor"
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out).returncode == 0
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["README.md"]
+    assert "(none: the stack is empty)" in (out / "README.md").read_text()
+
+
+def test_vendor_holds_post_stack_files_and_check_detects_drift(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo)
+    stack = _stack_from(repo, tmp_path)
+    out = tmp_path / "vendor"
+    res = run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo)
+    assert res.returncode == 0, res.stderr
+    vendored = out / "torch/csrc/dynamo/compiled_autograd.cpp"
+    assert vendored.read_bytes() == (repo / "torch/csrc/dynamo/compiled_autograd.cpp").read_bytes()
+    assert (out / "build_variables.bzl").read_bytes() == (repo / "build_variables.bzl").read_bytes()
+    assert "| `build_variables.bzl` |" in (out / "README.md").read_text()
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo, "--check").returncode == 0
+    # A hand edit is drift.
+    vendored.write_text(vendored.read_text() + "// hand edit\n")
+    res = run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo, "--check")
+    assert res.returncode == 1 and "torch/csrc/dynamo/compiled_autograd.cpp" in res.stdout
+    # An extra file is drift too; regenerating removes both.
+    (out / "extra.txt").write_text("x")
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo, "--check").returncode == 1
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo).returncode == 0
+    assert not (out / "extra.txt").exists()
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo, "--check").returncode == 0
