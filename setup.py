@@ -18,6 +18,8 @@ setup(
         "pytest>=8.3,<8.4",
         "expecttest",
         "sympy",
+        "pyyaml",
+        "typing_extensions",
     ],
     entry_points={
         "console_scripts": [
@@ -25,6 +27,9 @@ setup(
             "fca-export=tools.export_patches:entry",
             "fca-vendor=tools.vendor:entry",
             "fca-fetch-pin=tools.fetch_pinned_source:entry",
+            "fca-overlay=tools.overlay:entry",
+            "fca-build-torch=tools.build_torch:entry",
+            "fca-bench=tools.bench:entry",
         ]
     },
 )

@@ -386,6 +386,10 @@ def available_memory() -> int:
     return avail
 
 
+def free_disk(tree: Path) -> int:
+    return shutil.disk_usage(tree).free
+
+
 def cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -409,6 +413,7 @@ def _tool_version(sh: Shell, command: str, search_path: str) -> str | None:
 
 def probe_python(sh: Shell, python: str) -> dict:
     modules = [m for m, _ in BUILD_DEPS + WHEEL_DEPS + OPTIONAL_DEPS]
+    ui.info(f"probing {python} (version, C headers, {', '.join(modules)})")
     try:
         proc = sh.run(python, "-c", _PYTHON_PROBE, *modules, check=False, log=False)
     except ui.UserError:
@@ -507,7 +512,7 @@ def dry_run(tree: Path, args: argparse.Namespace, python: str) -> int:
         lambda: check_tree(tree),
         lambda: check_version((tree / "version.txt").read_text(errors="replace"), tree),
         lambda: check_submodules(tree),
-        lambda: check_disk(shutil.disk_usage(tree).free, tree),
+        lambda: check_disk(free_disk(tree), tree),
     ):
         try:
             check()
@@ -562,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ninja_warning:
             warnings.append(ninja_warning)
         warnings += check_python(python, py["version"], py["include"], py["has_header"], py["missing"], mode=args.mode)
-        check_disk(shutil.disk_usage(tree).free, tree)
+        check_disk(free_disk(tree), tree)
         jobs, jobs_note = plan_jobs(cpu_count(), available_memory(), args.jobs)
         if jobs_note:
             warnings.append(jobs_note)

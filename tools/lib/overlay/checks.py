@@ -1,0 +1,239 @@
+"""Mechanical safety checks of the overlay.
+
+* static initializers: every ``.init_array`` entry of every object may only
+  construct iostreams (no operator / dispatch / registry registration, which
+  would run a second time inside the already-initialised libtorch);
+* header ABI: for each header the stack changes, compare the pinned and the
+  patched version's class layouts (size, base size, alignment, vtable; from
+  GCC's ``-fdump-lang-class``) and the bodies of changed inline code (hunks
+  that remove or rewrite lines).  A changed entity used by a library source
+  outside the overlay makes the stack unsafe for the overlay: refused, naming
+  the entity and the source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from tools.lib import patchfile, ui
+
+ALLOWED_INIT_REFS = {
+    "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__cxa_atexit", "__dso_handle",
+    "_Unwind_Resume", "__stack_chk_fail", ".bss",
+}
+
+
+def _run(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+
+
+def static_init_refs(obj: Path) -> dict[str, list[str]]:
+    """init_array target function -> external symbols it references (beyond the allowed ones)."""
+    funcs: dict[tuple[str, int], tuple[str, int]] = {}
+    for line in _run("objdump", "-t", str(obj)).splitlines():
+        m = re.match(r"([0-9a-f]+)\s+.{7}\s+(\S+)\s+([0-9a-f]+)\s+(.*)$", line)
+        if m and " F " in line:
+            funcs[(m[2], int(m[1], 16))] = (m[4].split()[-1], int(m[3], 16))
+    targets: list[tuple[str, int]] = []
+    in_init = False
+    for line in _run("readelf", "-rW", str(obj)).splitlines():
+        if line.startswith("Relocation section"):
+            in_init = ".rela.init_array" in line
+            continue
+        if in_init and "R_X86_64" in line:
+            f = line.split()
+            targets.append((f[4], int(f[6], 16) if len(f) >= 7 else 0))
+    result: dict[str, list[str]] = {}
+    for sec, addr in targets:
+        name, size = funcs.get((sec, addr), (None, 0))
+        if name is None:
+            hits = [(k, v) for k, v in funcs.items() if v[0] == sec]
+            if not hits:
+                result[f"{sec}+{addr:#x}"] = ["<unresolved init_array target>"]
+                continue
+            (sec, addr), (name, size) = hits[0]
+        dis = _run("objdump", "-dr", "-j", sec, f"--start-address={addr}", f"--stop-address={addr + size}", str(obj))
+        refs = {re.sub(r"[-+]0x[0-9a-f]+$", "", r) for r in re.findall(r"R_X86_64_\S+\s+(\S+)", dis)}
+        result[name] = sorted(refs - ALLOWED_INIT_REFS)
+    return result
+
+
+def check_static_inits(objects: Sequence[Path], allow: Iterable[str] = ()) -> None:
+    allowed = set(allow)
+    for obj in objects:
+        if obj.name in allowed:
+            continue
+        for func, extra in static_init_refs(obj).items():
+            if extra:
+                demangled = _run("c++filt", extra[0]).strip()
+                raise ui.OperationFailed(
+                    f"{obj.name}: static initializer {func} calls {demangled}, i.e. it registers something that "
+                    "libtorch already registered (it would run twice); keep that source out of the overlay"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# Header ABI
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassLayout:
+    name: str
+    size: str  # "size=.. align=.. base size=.. base align=.."
+    vtable: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class AbiChange:
+    header: str
+    entity: str
+    detail: str
+
+
+def parse_class_dump(text: str) -> dict[str, ClassLayout]:
+    layouts: dict[str, ClassLayout] = {}
+    vtables: dict[str, tuple[str, ...]] = {}
+    blocks = text.split("\n\n")
+    for block in blocks:
+        lines = block.strip().splitlines()
+        if not lines:
+            continue
+        if lines[0].startswith("Class "):
+            name = lines[0][len("Class "):].strip()
+            size = " ".join(l.strip() for l in lines[1:3])
+            layouts[name] = ClassLayout(name, size, ())
+        elif lines[0].startswith("Vtable for "):
+            name = lines[0][len("Vtable for "):].strip()
+            entries = tuple(re.sub(r"^\d+\s+", "", l.strip()) for l in lines[2:])
+            vtables[name] = entries
+    return {n: dataclasses.replace(l, vtable=vtables.get(n, ())) for n, l in layouts.items()}
+
+
+def class_layouts(header: str, include_flags: Sequence[str], defines: Sequence[str]) -> dict[str, ClassLayout]:
+    with tempfile.TemporaryDirectory(prefix="fca-abi-") as tmp:
+        probe = Path(tmp) / "probe.cpp"
+        probe.write_text(f"#include <{header}>\n")
+        dump = Path(tmp) / "probe.class"
+        argv = ["g++", "-std=gnu++17", "-fsyntax-only", "-w", f"-fdump-lang-class={dump}", *defines, *include_flags, str(probe)]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ui.OperationFailed(f"ABI probe of {header} does not compile: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
+        return parse_class_dump(dump.read_text())
+
+
+def header_include_name(path: str) -> str | None:
+    for prefix in ("aten/src/",):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    if path.startswith(("torch/csrc/", "c10/", "torch/headeronly/")):
+        return path
+    return None
+
+
+def changed_inline_entities(header_patch_files: Sequence[patchfile.FileDiff], patch_texts: dict[str, str]) -> list[str]:
+    """Names (from git's hunk context) of code a header hunk rewrites or removes."""
+    names = []
+    for fd in header_patch_files:
+        for hunk in fd.hunks:
+            if hunk.old_len > 0 and _hunk_removes_lines(patch_texts.get(fd.path, ""), hunk):
+                ctx = hunk.header.split("@@")[-1].strip()
+                names.append(ctx or f"{fd.path} line {hunk.old_start}")
+    return names
+
+
+def _hunk_removes_lines(diff_text: str, hunk: patchfile.Hunk) -> bool:
+    lines = diff_text.splitlines()
+    try:
+        start = lines.index(hunk.header)
+    except ValueError:
+        return True
+    for line in lines[start + 1 :]:
+        if line.startswith(("@@", "diff --git")):
+            break
+        if line.startswith("-") and line[1:].strip() and not line[1:].strip().startswith("//"):
+            return True
+    return False
+
+
+def compare_layouts(header: str, pinned: dict[str, ClassLayout], patched: dict[str, ClassLayout]) -> list[AbiChange]:
+    changes = []
+    for name in sorted(set(pinned) & set(patched)):
+        a, b = pinned[name], patched[name]
+        if a.size != b.size:
+            changes.append(AbiChange(header, name, f"layout {a.size} -> {b.size}"))
+        elif a.vtable != b.vtable:
+            changes.append(AbiChange(header, name, f"vtable changed ({len(a.vtable)} -> {len(b.vtable)} entries)"))
+    return changes
+
+
+def users_outside(tree: Path, entity: str, includers: Iterable[str], overlay_sources: set[str]) -> list[str]:
+    """Library sources outside the overlay that include the header and name the entity."""
+    short = re.split(r"::|<", entity.strip())
+    ident = next((s for s in reversed([x for x in short if x]) if re.match(r"^\w+$", s)), entity)
+    pat = re.compile(rf"\b{re.escape(ident)}\b")
+    users = []
+    for src in sorted(includers):
+        if src in overlay_sources:
+            continue
+        try:
+            if pat.search((tree / src).read_text(errors="replace")):
+                users.append(src)
+        except FileNotFoundError:
+            continue
+    return users
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
+
+
+def includers_of(tree: Path, header_include: str, sources: Iterable[str]) -> set[str]:
+    """Sources that include ``header_include`` directly or through headers of the tree."""
+    roots = [tree, tree / "aten/src", tree / "torch/csrc/api/include"]
+    cache: dict[str, list[str]] = {}
+
+    def includes(path: Path) -> list[str]:
+        key = str(path)
+        if key not in cache:
+            try:
+                cache[key] = _INCLUDE.findall(path.read_text(errors="replace"))
+            except (FileNotFoundError, IsADirectoryError):
+                cache[key] = []
+        return cache[key]
+
+    def resolve(name: str) -> Path | None:
+        for r in roots:
+            p = r / name
+            if p.is_file():
+                return p
+        return None
+
+    reaches: dict[str, bool] = {}
+
+    def reaches_header(name: str, stack: set[str]) -> bool:
+        if name == header_include:
+            return True
+        if name in reaches:
+            return reaches[name]
+        if name in stack:
+            return False
+        p = resolve(name)
+        if p is None:
+            reaches[name] = False
+            return False
+        stack.add(name)
+        result = any(reaches_header(n, stack) for n in includes(p))
+        stack.discard(name)
+        reaches[name] = result
+        return result
+
+    found = set()
+    for src in sources:
+        p = tree / src
+        if any(reaches_header(n, set()) for n in includes(p)):
+            found.add(src)
+    return found

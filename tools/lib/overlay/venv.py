@@ -1,0 +1,125 @@
+"""The torch==2.6.0 virtualenvs: one stock (baseline), one for the overlay.
+
+Both are created from the same fully pinned requirements
+(``tools/requirements/torch-venv.txt``), installed from a local wheelhouse in
+the cache (``pip download`` once, then ``pip install --no-index``), so a second
+venv costs no download.  A venv is accepted only with torch 2.6.0 and the old
+C++ ABI (what the stock wheel is built with, and what the overlay compiles for).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tools.lib import paths, ui
+from tools.lib.shell import Shell
+
+LOCK = paths.REPO_ROOT / "tools" / "requirements" / "torch-venv.txt"
+STAMP = ".fca-venv.json"
+TORCH_VERSION = "2.6.0"
+TORCH_CXX11_ABI = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchInfo:
+    version: str
+    cxx11_abi: bool
+    torch_dir: Path  # site-packages/torch
+    python_include: Path
+    python_version: str
+
+
+def wheelhouse(cache: Path) -> Path:
+    return cache / "wheels"
+
+
+def lock_hash() -> str:
+    return hashlib.sha256(LOCK.read_bytes()).hexdigest()[:16]
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def real_python(venv: Path) -> Path:
+    """The interpreter binary behind the venv (the overlay wraps bin/python)."""
+    cfg = (venv / "pyvenv.cfg").read_text()
+    home = next(l.split("=", 1)[1].strip() for l in cfg.splitlines() if l.startswith("home"))
+    version = next((l.split("=", 1)[1].strip() for l in cfg.splitlines() if l.startswith("version")), "")
+    major_minor = ".".join(version.split(".")[:2])
+    for name in (f"python{major_minor}", "python3", "python"):
+        cand = Path(home) / name
+        if cand.exists():
+            return cand.resolve()
+    raise ui.UserError(f"{venv}/pyvenv.cfg points at {home}, which has no python; delete {venv} and retry")
+
+
+def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = None) -> TorchInfo:
+    """Create (or reuse) ``venv`` with the pinned torch 2.6.0 environment; verify it."""
+    stamp = venv / STAMP
+    want = lock_hash()
+    if stamp.is_file() and json.loads(stamp.read_text()).get("lock") == want:
+        return check_torch(venv, sh)
+    base = base_python or _base_interpreter()
+    if venv.exists() and not (venv / "pyvenv.cfg").is_file():
+        raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
+    with ui.step(f"creating venv {venv} ({base})"):
+        if not (venv / "pyvenv.cfg").is_file():
+            sh.run(base, "-m", "venv", str(venv))
+    house = wheelhouse(cache)
+    house.mkdir(parents=True, exist_ok=True)
+    pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    with ui.step(f"pip download -> {house} (first time: ~3.5 GB, torch 2.6.0 + CUDA libs)"):
+        sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(LOCK), env=pip_env, capture=False)
+    with ui.step(f"pip install --no-index into {venv}"):
+        sh.run(
+            str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(LOCK),
+            env=pip_env, capture=False,
+        )
+    info = check_torch(venv, sh)
+    stamp.write_text(json.dumps({"lock": want}) + "\n")
+    return info
+
+
+def _base_interpreter() -> str:
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return base
+
+
+def check_torch(venv: Path, sh: Shell) -> TorchInfo:
+    """Refuse anything but torch 2.6.0 with the old C++ ABI, with a clear message."""
+    python = venv_python(venv)
+    if not python.exists():
+        raise ui.UserError(f"{venv} has no bin/python; create it with `python tools/overlay.py build --venv {venv}`")
+    probe = (
+        "import json, sys, sysconfig, os\n"
+        "import torch\n"
+        "print(json.dumps({'version': torch.__version__, 'abi': bool(torch._C._GLIBCXX_USE_CXX11_ABI),"
+        " 'dir': os.path.dirname(torch.__file__), 'include': sysconfig.get_paths()['include'],"
+        " 'py': '%d.%d' % sys.version_info[:2]}))\n"
+    )
+    # Run the real interpreter with argv[0] = the venv's python (so the venv is used) and
+    # without the overlay: this checks the stock torch even when the overlay is installed.
+    env = {**os.environ, "LD_PRELOAD": "", "PYTHONPATH": ""}
+    proc = subprocess.run([str(python), "-c", probe], executable=str(real_python(venv)), env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ui.UserError(f"`import torch` fails in {venv} ({tail}); delete the venv and rebuild, or pass --venv")
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not data["version"].startswith(TORCH_VERSION):
+        raise ui.UserError(
+            f"{venv} has torch {data['version']}, but the overlay is built for torch=={TORCH_VERSION}; "
+            f"use a venv with torch=={TORCH_VERSION} (or delete {venv} to let the tool create one)"
+        )
+    if data["abi"] != TORCH_CXX11_ABI:
+        raise ui.UserError(
+            f"{venv} has a torch built with _GLIBCXX_USE_CXX11_ABI={int(data['abi'])}; the overlay needs the stock "
+            f"torch=={TORCH_VERSION} wheel from PyPI (old ABI, =0)"
+        )
+    return TorchInfo(data["version"], data["abi"], Path(data["dir"]), Path(data["include"]), data["py"])
