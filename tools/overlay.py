@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Run the patched tree on the stock torch==2.6.0 wheel, without a source build.
 
+  plan           print which TUs would be compiled and why, and the header ABI check
   build          codegen + compile only what the stack changes (plus the generated
                  nodes and the compiled-autograd entry point) against the wheel,
                  link one library, check it, install it into a dedicated venv
@@ -114,8 +115,8 @@ def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list
     return selected
 
 
-def cmd_build(args: argparse.Namespace) -> int:
-    t0 = time.monotonic()
+def prepare(args: argparse.Namespace) -> tuple:
+    """Everything before compiling: tree/stack checks, venv, codegen, TU set, ABI check."""
     sh = Shell(verbose=not args.quiet)
     cache = paths.cache_dir()
     root = overlay_root(args)
@@ -131,8 +132,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     venv = venv_dir(args)
     info = ensure_venv(venv, cache, sh)
-    if not (info.python_include / "Python.h").is_file():
-        raise ui.UserError(f"Python headers are missing ({info.python_include}/Python.h); install the python3-dev package for {real_python(venv)}")
+    check_python_headers(info.python_include, real_python(venv))
     tc = cc.Toolchain.detect(opt=args.opt, use_ccache=not args.no_ccache)
     build = root / "build"
     layout = cc.Layout(tree=tree.path, build=build, torch_dir=info.torch_dir, python_include=info.python_include)
@@ -161,17 +161,46 @@ def cmd_build(args: argparse.Namespace) -> int:
     selected = check_header_abi(tree.path, stack, layout, selected, pin_dir, report)
     report["tus"] = [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in selected]
 
+    return sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report
+
+
+def check_python_headers(include: Path, python: Path) -> None:
+    if not (include / "Python.h").is_file():
+        raise ui.UserError(f"Python headers are missing ({include}/Python.h); install the dev package of {python} (e.g. python3-dev)")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    *_, selected, _stamp, report = prepare(args)
+    ui.out("overlay plan: translation units and why")
+    for t in selected:
+        ui.out(f"  {t.lib:6} {t.path}  -- {t.reason}")
+    abi = report.get("abi")
+    ui.out("header ABI check: " + (abi if isinstance(abi, str) else ""))
+    for line in abi if isinstance(abi, list) else []:
+        ui.out(f"  {line}")
+    return ui.EXIT_OK
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report = prepare(args)
     jobs = args.jobs or min(2, os.cpu_count() or 1)
     result = cc.compile_all(tc, layout, selected, jobs)
     report.update(result)
     objects = [layout.object_path(t) for t in selected]
     lib = root / "lib" / cc.LIB_NAME
     lib.parent.mkdir(parents=True, exist_ok=True)
-    with ui.step("link (check every undefined symbol, then the library)"):
-        libdir, ldlib = _python_link_info(info)
-        cc.link(layout, objects, lib, libdir, ldlib)
-    with ui.step("static initializer check"):
-        checks.check_static_inits(objects, allow=[layout.object_path(selected[-1]).name])
+    link_key = hashlib.sha256("".join(f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects).encode()).hexdigest()
+    link_key_file = build / "link-key"
+    if lib.is_file() and link_key_file.is_file() and link_key_file.read_text() == link_key:
+        ui.info(f"link: objects unchanged, keeping {lib}")
+    else:
+        with ui.step("link (check every undefined symbol, then the library)"):
+            libdir, ldlib = _python_link_info(info)
+            cc.link(layout, objects, lib, libdir, ldlib)
+        with ui.step("static initializer check"):
+            checks.check_static_inits(objects, allow=[layout.object_path(selected[-1]).name])
+        link_key_file.write_text(link_key)
     (root / STAMP_JSON).write_text(json.dumps({**stamp, "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
     with ui.step(f"install into {venv}"):
         record = install.install(venv, info.torch_dir, tree.path, stack.touched, lib, root / "state")
@@ -307,10 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build and install the overlay for the current stack")
-    b.add_argument("--torch-src", type=Path, help="the patched tree (default: the pinned source, stack applied)")
-    b.add_argument("--jobs", type=int, help="parallel compile jobs (default: min(2, cores))")
-    b.add_argument("--opt", default="-O1", help="optimisation flag (default: %(default)s)")
-    b.add_argument("--no-ccache", action="store_true", help="do not use ccache even if installed")
+    pl = sub.add_parser("plan", help="print the TU set (with reasons) and the header ABI check; compile nothing")
+    for q in (b, pl):
+        q.add_argument("--torch-src", type=Path, help="the patched tree (default: the pinned source, stack applied)")
+        q.add_argument("--jobs", type=int, help="parallel compile jobs (default: min(2, cores))")
+        q.add_argument("--opt", default="-O1", help="optimisation flag (default: %(default)s)")
+        q.add_argument("--no-ccache", action="store_true", help="do not use ccache even if installed")
     r = sub.add_parser("run", help="run a command in the overlay venv")
     r.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("env", help="print the environment for a shell")
@@ -323,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
-    return {"build": cmd_build, "run": cmd_run, "env": cmd_env, "status": cmd_status, "clean": cmd_clean}[args.cmd](args)
+    return {"build": cmd_build, "plan": cmd_plan, "run": cmd_run, "env": cmd_env, "status": cmd_status, "clean": cmd_clean}[args.cmd](args)
 
 
 def entry() -> int:

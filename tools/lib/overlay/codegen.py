@@ -9,7 +9,7 @@ the tree's own ``torchgen``/``tools`` first on ``sys.path``.
 
 from __future__ import annotations
 
-import os
+import hashlib
 import sys
 from pathlib import Path
 
@@ -41,10 +41,30 @@ gen_autograd_functions_lib(out, infos, os.path.join(ad, "templates"))
 """
 
 
+CODEGEN_INPUTS = ("tools/autograd", "torchgen", "aten/src/ATen/native/native_functions.yaml", "aten/src/ATen/native/tags.yaml")
+
+
+def codegen_key(tree: Path) -> str:
+    """Hash of every codegen input, so an unchanged tree skips the codegen."""
+    h = hashlib.sha256(_SCRIPT.encode())
+    for entry in CODEGEN_INPUTS:
+        base = tree / entry
+        files = sorted(base.rglob("*")) if base.is_dir() else [base]
+        for f in files:
+            if f.is_file() and "__pycache__" not in f.parts:
+                h.update(str(f.relative_to(tree)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def run_codegen(tree: Path, out_dir: Path, sh: Shell) -> Path:
     """Generate into ``out_dir/torch/csrc/autograd/generated``; returns that dir."""
     gen = out_dir / "torch" / "csrc" / "autograd" / "generated"
     gen.mkdir(parents=True, exist_ok=True)
+    key = codegen_key(tree)
+    key_file = gen / ".codegen-key"
+    if key_file.is_file() and key_file.read_text() == key and all((gen / g).is_file() for g in GENERATED):
+        ui.info("autograd codegen: inputs unchanged, reusing Functions.{h,cpp}")
+        return gen
     env = {"PYTHONPATH": "", "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         import yaml  # noqa: F401
@@ -52,6 +72,7 @@ def run_codegen(tree: Path, out_dir: Path, sh: Shell) -> Path:
         raise ui.UserError("the autograd codegen needs PyYAML in the tool's Python; `pip install -e .` installs it") from None
     with ui.step("autograd codegen (Functions.h / Functions.cpp)"):
         sh.run(sys.executable, "-c", _SCRIPT, str(tree), str(gen), env=env, log=False)
+    key_file.write_text(key)
     return gen
 
 

@@ -153,9 +153,11 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
     old_keys = json.loads(keys_file.read_text()) if keys_file.is_file() else {}
     memo: dict[str, str] = {}
     todo, reused = [], []
+    new_keys = {k: v for k, v in old_keys.items() if k in {t.path for t in tus}}
     for tu in tus:
         obj = layout.object_path(tu)
-        if obj.is_file() and old_keys.get(tu.path) == tu_key(tc, layout, tu, memo):
+        key = tu_key(tc, layout, tu, memo)
+        if obj.is_file() and old_keys.get(tu.path) == key:
             reused.append(tu.path)
         else:
             todo.append(tu)
@@ -190,10 +192,10 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
                 progress.advance(f"FAILED {tu.path}")
             else:
                 progress.advance(f"{tu.path} ({ui.fmt_seconds(elapsed)})")
-    new_keys = {k: v for k, v in old_keys.items() if k in {t.path for t in tus}}
     memo.clear()
-    for tu in tus:
-        if tu.path not in [f.split(":", 1)[0] for f in failures]:
+    failed = {f.split(":", 1)[0] for f in failures}
+    for tu in todo:  # recompiled: its dependency list (.d) changed, so key it anew
+        if tu.path not in failed:
             new_keys[tu.path] = tu_key(tc, layout, tu, memo)
     keys_file.write_text(json.dumps(new_keys, indent=1, sort_keys=True) + "\n")
     if failures:

@@ -65,7 +65,7 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
     stamp = venv / STAMP
     want = lock_hash()
     if stamp.is_file() and json.loads(stamp.read_text()).get("lock") == want:
-        return check_torch(venv, sh)
+        return check_torch(venv, sh, cache_in=stamp)
     base = base_python or _base_interpreter()
     if venv.exists() and not (venv / "pyvenv.cfg").is_file():
         raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
@@ -82,9 +82,8 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
             str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(LOCK),
             env=pip_env, capture=False,
         )
-    info = check_torch(venv, sh)
     stamp.write_text(json.dumps({"lock": want}) + "\n")
-    return info
+    return check_torch(venv, sh, cache_in=stamp)
 
 
 def _base_interpreter() -> str:
@@ -92,8 +91,45 @@ def _base_interpreter() -> str:
     return base
 
 
-def check_torch(venv: Path, sh: Shell) -> TorchInfo:
-    """Refuse anything but torch 2.6.0 with the old C++ ABI, with a clear message."""
+def _torch_stat_key(venv: Path) -> str | None:
+    """Changes whenever torch is reinstalled (mtimes/sizes of its version file and core libs)."""
+    parts = []
+    for sp in sorted((venv / "lib").glob("python3*/site-packages")):
+        for rel in ("torch/version.py", "torch/lib/libtorch_cpu.so", "torch/lib/libtorch_python.so"):
+            f = sp / rel
+            if not f.exists():
+                return None
+            st = f.stat()
+            parts.append(f"{rel}:{st.st_mtime_ns}:{st.st_size}")
+    return "|".join(parts) or None
+
+
+def validate_torch(venv: Path, version: str, cxx11_abi: bool) -> None:
+    """The stock torch==2.6.0 wheel only: right version, old C++ ABI."""
+    if not version.startswith(TORCH_VERSION):
+        raise ui.UserError(
+            f"{venv} has torch {version}, but the overlay is built for torch=={TORCH_VERSION}; "
+            f"use a venv with torch=={TORCH_VERSION} (or delete {venv} to let the tool create one)"
+        )
+    if cxx11_abi != TORCH_CXX11_ABI:
+        raise ui.UserError(
+            f"{venv} has a torch built with _GLIBCXX_USE_CXX11_ABI={int(cxx11_abi)}; the overlay needs the stock "
+            f"torch=={TORCH_VERSION} wheel from PyPI (old ABI, =0)"
+        )
+
+
+def check_torch(venv: Path, sh: Shell, cache_in: Path | None = None) -> TorchInfo:
+    """Refuse anything but torch 2.6.0 with the old C++ ABI, with a clear message.
+
+    ``import torch`` costs seconds; with ``cache_in`` (the venv stamp) a result is
+    reused while torch's files are unchanged."""
+    key = _torch_stat_key(venv)
+    if cache_in is not None and cache_in.is_file() and key:
+        cached = json.loads(cache_in.read_text()).get("torch_check")
+        if cached and cached.get("key") == key:
+            d = cached["info"]
+            validate_torch(venv, d["version"], d["abi"])
+            return TorchInfo(d["version"], d["abi"], Path(d["dir"]), Path(d["include"]), d["py"])
     python = venv_python(venv)
     if not python.exists():
         raise ui.UserError(f"{venv} has no bin/python; create it with `python tools/overlay.py build --venv {venv}`")
@@ -112,14 +148,9 @@ def check_torch(venv: Path, sh: Shell) -> TorchInfo:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ui.UserError(f"`import torch` fails in {venv} ({tail}); delete the venv and rebuild, or pass --venv")
     data = json.loads(proc.stdout.strip().splitlines()[-1])
-    if not data["version"].startswith(TORCH_VERSION):
-        raise ui.UserError(
-            f"{venv} has torch {data['version']}, but the overlay is built for torch=={TORCH_VERSION}; "
-            f"use a venv with torch=={TORCH_VERSION} (or delete {venv} to let the tool create one)"
-        )
-    if data["abi"] != TORCH_CXX11_ABI:
-        raise ui.UserError(
-            f"{venv} has a torch built with _GLIBCXX_USE_CXX11_ABI={int(data['abi'])}; the overlay needs the stock "
-            f"torch=={TORCH_VERSION} wheel from PyPI (old ABI, =0)"
-        )
+    validate_torch(venv, data["version"], data["abi"])
+    if cache_in is not None and cache_in.is_file() and key:
+        record = json.loads(cache_in.read_text())
+        record["torch_check"] = {"key": key, "info": data}
+        cache_in.write_text(json.dumps(record) + "\n")
     return TorchInfo(data["version"], data["abi"], Path(data["dir"]), Path(data["include"]), data["py"])
