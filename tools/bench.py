@@ -3,6 +3,7 @@
 
 ``stack``: apply, status, export and check of the sample 6-patch stack on a
 clone of the real pin, repeated; prints a markdown table.
+``overlay``: overlay build times (cold without ccache, no-op, one .cpp changed).
 
 Exit codes: 0 ok, 2 usage, 3 bad input.
 """
@@ -78,14 +79,56 @@ def bench_stack(reps: int) -> str:
     return "\n".join(lines)
 
 
+def bench_overlay(reps: int) -> str:
+    """Cold build (no ccache), no-op rebuild, rebuild after changing one .cpp; on a clone of the pin."""
+    sh = Shell(verbose=False)
+    pin = ensure_pinned_source(paths.cache_dir(), sh)
+    venv = paths.cache_dir() / "overlay" / "venv"
+    timings: dict[str, list[float]] = {}
+
+    def build(label: str, tree: Path, ov: Path) -> None:
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, str(TOOLS / "overlay.py"), "-q", "--overlay-dir", str(ov), "--venv", str(venv), "build",
+             "--torch-src", str(tree), "--no-ccache", "--no-install"],
+            check=True, capture_output=True,
+        )
+        timings.setdefault(label, []).append(time.perf_counter() - start)
+
+    with tempfile.TemporaryDirectory(prefix="fca-bench-overlay-") as tmp:
+        work = Path(tmp)
+        tree = work / "tree"
+        _clone(pin, tree)
+        _tool("apply_patches", "--torch-src", tree)
+        for i in range(reps):
+            ui.info(f"[{i + 1}/{reps}] overlay benchmark: cold build")
+            ov = work / f"ov{i}"
+            build("cold build (no ccache, 2 jobs; codegen + 5 TUs + link + checks)", tree, ov)
+            build("no-op rebuild", tree, ov)
+            target = tree / "torch/csrc/dynamo/python_compiled_autograd.cpp"
+            original = target.read_bytes()
+            target.write_bytes(original + f"\n// bench edit {i}\n".encode())
+            build("rebuild after changing one .cpp (python_compiled_autograd.cpp)", tree, ov)
+            target.write_bytes(original)
+            shutil.rmtree(ov)
+    lines = [f"| overlay build ({reps} reps, wall) | median | min | max |", "|---|---|---|---|"]
+    for label, values in timings.items():
+        lines.append(f"| {label} | {statistics.median(values):.1f} s | {min(values):.1f} s | {max(values):.1f} s |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("stack", help="apply/export timings of a 6-patch stack on the real pin")
     s.add_argument("--reps", type=int, default=5)
+    o = sub.add_parser("overlay", help="overlay build timings: cold, no-op, one .cpp changed")
+    o.add_argument("--reps", type=int, default=1)
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
+    elif args.what == "overlay":
+        ui.out(bench_overlay(args.reps))
     return ui.EXIT_OK
 
 

@@ -202,6 +202,10 @@ def cmd_build(args: argparse.Namespace) -> int:
             checks.check_static_inits(objects, allow=[layout.object_path(selected[-1]).name])
         link_key_file.write_text(link_key)
     (root / STAMP_JSON).write_text(json.dumps({**stamp, "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
+    if args.no_install:
+        ui.out(f"overlay: {lib} built and checked ({len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
+               f"not installed) in {ui.fmt_seconds(time.monotonic() - t0)}")
+        return ui.EXIT_OK
     with ui.step(f"install into {venv}"):
         record = install.install(venv, info.torch_dir, tree.path, stack.touched, lib, root / "state")
     report["installed_files"] = sorted(record["files"])
@@ -342,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--jobs", type=int, help="parallel compile jobs (default: min(2, cores))")
         q.add_argument("--opt", default="-O1", help="optimisation flag (default: %(default)s)")
         q.add_argument("--no-ccache", action="store_true", help="do not use ccache even if installed")
+    b.add_argument("--no-install", action="store_true", help="build and check the library, leave the venv alone")
     r = sub.add_parser("run", help="run a command in the overlay venv")
     r.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("env", help="print the environment for a shell")

@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+"""Run upstream PyTorch test files on the patched tree and compare with the stock baseline.
+
+Targets (where torch comes from):
+  default          the overlay venv (python tools/overlay.py run -- python -m pytest ...),
+                   test files from the tree the overlay was built from
+  --baseline       stock torch==2.6.0 in <cache>/venvs/stock, test files as of the pin
+  --torch-build P  a source build of P (tools/build_torch.py --mode develop), run with --python
+
+One pytest (8.3.x) per file, cwd <tree>/test (upstream's conftest and pytest.ini
+apply; the tree root is never put on sys.path), --junitxml per file,
+-p no:cacheprovider.  -k is passed through (and-ed with the profile's), --shard
+I/N uses upstream's --shard-id/--num-shards.  Inductor and C++ extension caches
+persist under <cache>/test-caches/<stack hash | stock | build-...>.
+
+Every outcome is compared with test/expectations/<file>.json (stock 2.6.0,
+full profile) and test/expectations/changes.json (what the stack intends, with
+reason and patch).  Failing differences: REGRESSION (passed -> failed/error/
+xfailed), UNEXPECTED PASS (failed/error/xfailed -> passed), NOW SKIPPED (a skip
+never counts as a pass), NEW (not in the baseline), MISSING (selected but no
+result, or gone), RECORDED CHANGE NOT MET; unless recorded in changes.json.
+The markdown report (default <cache>/reports/upstream-<profile>[-stock|-build|-junit].md)
+is also printed.
+
+--record-baseline (with --baseline or --from-junit) writes the expectation
+files from the results: a whole-file run replaces a file's expectations, a
+-k/shard run or a junit import updates the tests it has.
+
+Exit codes: 0 as expected, 1 unexpected differences or a file crashed/timed
+out, 2 usage, 3 bad input (no overlay built, stale overlay, wrong pytest/torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.lib import paths, ui
+from tools.lib import upstream as up
+from tools.lib.shell import Shell
+
+OVERLAY_TOOL = paths.REPO_ROOT / "tools" / "overlay.py"
+HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
+CONSOLE_LIMIT = 60  # rows of the differences table printed to the console
+
+PROBE = (
+    "import json, os, sys\n"
+    "import pytest, torch\n"
+    "print(json.dumps({'torch': torch.__version__, 'torch_file': os.path.realpath(torch.__file__),"
+    " 'pytest': pytest.__version__, 'python': sys.executable,"
+    " 'py': '%d.%d.%d' % sys.version_info[:3]}))\n"
+)
+
+
+class Target:
+    """Where the tests run: the python command, the test dir, the cache key."""
+
+    def __init__(self, mode: str, python_argv: list[str], tree: Path, tests_dir: Path, cache_key: str) -> None:
+        self.mode = mode
+        self.python_argv = python_argv
+        self.tree = tree
+        self.tests_dir = tests_dir
+        self.cache_key = cache_key
+        self.probe: dict = {}
+
+    @property
+    def describe(self) -> str:
+        p = self.probe
+        what = {"overlay": "overlay venv (patched tree on the stock wheel)", "stock": "stock wheel (baseline)",
+                "build": "source build"}[self.mode]
+        return f"{p.get('torch', '?')} from {p.get('torch_file', '?')}, {what}; pytest {p.get('pytest', '?')}, python {p.get('py', '?')}"
+
+
+# -- argument handling ----------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="run_upstream_tests.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1],
+    )
+    p.add_argument("--profile", choices=sorted(up.PROFILES), default="ci",
+                   help="ci: all of test_compiled_autograd.py + -k selections (<= 40 min cold); full: every test of every file (default: %(default)s)")
+    p.add_argument("--files", nargs="+", metavar="F", help="only these files (relative to test/); the profile's -k applies to the ones it lists")
+    p.add_argument("--shard", metavar="I/N", help="run shard I of N of each file (upstream's sha256 split of node ids)")
+    p.add_argument("-k", dest="k", metavar="EXPR", help="pytest -k expression (and-ed with the profile's)")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--baseline", action="store_true", help="run on stock torch==2.6.0 (<cache>/venvs/stock) with the pin's test files")
+    target.add_argument("--torch-build", type=Path, metavar="PATH", help="run on a source build of PATH (setup.py develop), tests from PATH/test")
+    p.add_argument("--python", help="interpreter of the --torch-build (default: this one)")
+    p.add_argument("--torch-src", type=Path, metavar="TREE",
+                   help="tree whose test/ to use (default: the overlay's tree; for --baseline the pinned source)")
+    p.add_argument("--report", type=Path, help="markdown report (default: <cache>/reports/upstream-<profile>[-mode].md)")
+    p.add_argument("--junit-dir", type=Path, help="junit XML, pytest log and state per file (default: <cache>/reports/junit-<profile>-<mode>)")
+    p.add_argument("--record-baseline", action="store_true", help="write the expectation files from the results (needs --baseline or --from-junit)")
+    p.add_argument("--from-junit", nargs="+", type=Path, metavar="XML", help="do not run: import these junit files (whole files; the profile's -k is ignored)")
+    p.add_argument("--list", action="store_true", help="print the profile (files, -k, measured time, baseline counts) and exit")
+    p.add_argument("--expectations", type=Path, default=up.EXPECTATIONS_DIR, help="expectation dir (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=120, metavar="MIN", help="per-file time limit in minutes (default: %(default)s)")
+    p.add_argument("-v", "--verbose", action="store_true", help="also stream pytest's output (always in <junit-dir>/<file>.log)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines; only the report")
+    return p
+
+
+def usage(message: str) -> ui.UserError:
+    return ui.UserError(message, exit_code=ui.EXIT_USAGE)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    if args.record_baseline and not (args.baseline or args.from_junit):
+        raise usage("--record-baseline records the stock baseline: use it with --baseline (or --from-junit XML)")
+    if args.python and not args.torch_build:
+        raise usage("--python is the interpreter of a source build: use it with --torch-build PATH")
+    if args.from_junit:
+        if args.torch_build:
+            raise usage("--from-junit imports results instead of running: it cannot be combined with --torch-build")
+        if args.k or args.shard:
+            raise usage("--from-junit imports whole junit files: -k and --shard do not apply")
+        for xml in args.from_junit:
+            if not xml.is_file():
+                raise ui.UserError(f"--from-junit {xml}: no such file")
+    if args.shard:
+        up.parse_shard(args.shard)
+    if args.timeout <= 0:
+        raise usage(f"--timeout must be positive, not {args.timeout:g}")
+
+
+def select_suites(profile: up.Profile, files: Sequence[str] | None) -> list[up.Suite]:
+    if not files:
+        return list(profile.suites)
+    out = []
+    for f in files:
+        name = up.normalize_file(f)
+        if not name.endswith(".py"):
+            raise ui.UserError(f"--files {f}: expected a test file like inductor/test_compiled_autograd.py", exit_code=ui.EXIT_USAGE)
+        out.append(profile.suite(name) or up.Suite(name))
+    return list(dict((s.file, s) for s in out).values())
+
+
+def mode_of(args: argparse.Namespace) -> str:
+    if args.from_junit:
+        return "junit"
+    if args.baseline:
+        return "stock"
+    if args.torch_build:
+        return "build"
+    return "overlay"
+
+
+# -- --list ---------------------------------------------------------------------------------
+
+def cmd_list(profile: up.Profile, suites: Sequence[up.Suite], exp_dir: Path) -> int:
+    total = sum(s.estimate_s for s in suites)
+    ui.out(f"profile {profile.name}: {profile.summary}")
+    ui.out(f"measured (cold caches, 2 cores, stock): ~{ui.fmt_seconds(total)} for {len(suites)} file(s)")
+    for s in suites:
+        base = up.load_baseline(exp_dir, s.file)
+        if base is None:
+            counts = "no baseline recorded"
+        else:
+            c = up.counts_of(base.tests)
+            counts = f"baseline {len(base.tests)}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v)
+        est = f"~{ui.fmt_seconds(s.estimate_s)}" if s.estimate_s else "not measured"
+        ui.out(f"  {s.file}  [{est}]  {('-k ' + shlex.quote(s.k)) if s.k else 'all tests'}")
+        ui.out(f"      {s.why or 'requested with --files'}; {counts}")
+    return ui.EXIT_OK
+
+
+# -- targets --------------------------------------------------------------------------------
+
+def read_overlay_stamp(cache: Path) -> dict:
+    stamp = cache / "overlay" / "stamp.json"
+    if not stamp.is_file():
+        raise ui.UserError(
+            f"no overlay is built ({stamp} is missing): build it with `python tools/overlay.py build`, "
+            "or run the stock baseline with --baseline"
+        )
+    try:
+        data = json.loads(stamp.read_text())
+        data["stack"], data["tree"]
+    except (ValueError, KeyError, TypeError):
+        raise ui.UserError(f"{stamp} is unreadable; rebuild the overlay: python tools/overlay.py build") from None
+    return data
+
+
+def pristine_tests(tree: Path, cache: Path, sh: Shell) -> Path:
+    """The pin's test/ dir: the tree's own if the stack leaves tests alone there, else extracted from git."""
+    from tools.lib.stack import Stack
+    from tools.lib.tree import open_tree
+
+    stack = Stack.load(paths.DEFAULT_STACK_DIR)
+    t = open_tree(tree, sh)
+    state = t.state(stack)
+    changes_tests = [p for p in stack.touched if p.startswith("test/") or p == "pytest.ini"]
+    if state.applied == 0 or not changes_tests:
+        return tree / "test"
+    if getattr(t, "read_at", None) is None or not state.base:
+        raise ui.UserError(
+            f"{tree} has {state.applied} patch(es) applied that change test files, and is not a git checkout: "
+            "pass --torch-src with an unpatched v2.6.0 tree for the baseline"
+        )
+    dest = cache / "upstream-tests" / state.base[:16]
+    if not (dest / ".complete").is_file():
+        with ui.step(f"extracting the pin's test/ ({state.base[:12]}) into {dest}"):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=dest.parent))
+            archive = sh.run(*Shell.git_argv("-C", str(tree), "archive", "--format=tar", state.base, "test", "pytest.ini"),
+                             binary=True).stdout
+            sh.run("tar", "-xf", "-", "-C", str(tmp), input=archive, binary=True, log=False)
+            (tmp / ".complete").write_text(state.base + "\n")
+            shutil.rmtree(dest, ignore_errors=True)
+            tmp.rename(dest)
+    return dest / "test"
+
+
+def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
+    if args.baseline:
+        from tools.lib.overlay.venv import ensure_venv, venv_python
+        from tools.lib.pinned_source import ensure_pinned_source
+
+        tree = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(cache, sh)
+        _check_tree(tree, "--torch-src")
+        venv = cache / "venvs" / "stock"
+        ensure_venv(venv, cache, sh)
+        target = Target("stock", [str(venv_python(venv))], tree, pristine_tests(tree, cache, sh), "stock")
+    elif args.torch_build:
+        tree = args.torch_build.resolve()
+        _check_tree(tree, "--torch-build")
+        import hashlib
+
+        key = "build-" + hashlib.sha256(str(tree).encode()).hexdigest()[:12]
+        target = Target("build", [args.python or sys.executable], tree, tree / "test", key)
+    else:
+        stamp = read_overlay_stamp(cache)
+        tree = Path(stamp["tree"]).resolve()
+        if args.torch_src and args.torch_src.resolve() != tree:
+            raise ui.UserError(
+                f"the overlay was built from {tree}, not {args.torch_src}: its test files would not match; "
+                f"rebuild it with `python tools/overlay.py build --torch-src {args.torch_src}` or drop --torch-src"
+            )
+        _check_tree(tree, "the overlay's tree")
+        python = [sys.executable, str(OVERLAY_TOOL), "-q", "run", "--", "python"]
+        target = Target("overlay", python, tree, tree / "test", stamp["stack"])
+    probe(target, sh)
+    return target
+
+
+def _check_tree(tree: Path, what: str) -> None:
+    if not (tree / "test" / "conftest.py").is_file():
+        raise ui.UserError(f"{what} {tree} has no test/conftest.py: expected a PyTorch v2.6.0 tree")
+
+
+def probe(target: Target, sh: Shell) -> None:
+    """Check the target's python imports torch and pytest 8.3 (not the tree's torch/, except for a build)."""
+    argv = [*target.python_argv, "-c", PROBE]
+    sh.log(argv, target.tests_dir, None)
+    env = {**os.environ, "PYTHONPATH": ""}
+    proc = subprocess.run(argv, cwd=target.tests_dir, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]
+        if target.mode == "overlay" and errors:
+            raise ui.UserError(f"overlay: {errors[-1][len('error: '):]}")
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ui.UserError(f"`{shlex.join(target.python_argv)}` cannot import torch and pytest ({tail})")
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    target.probe = data
+    if not data["pytest"].startswith("8.3."):
+        raise ui.UserError(
+            f"{data['python']} has pytest {data['pytest']}; upstream's 2.6 test/conftest.py needs pytest 8.3.x "
+            "(pip install 'pytest>=8.3,<8.4')"
+        )
+    in_tree = Path(data["torch_file"]).is_relative_to(target.tree / "torch")
+    if target.mode == "build" and not in_tree:
+        raise ui.UserError(
+            f"{data['python']} imports torch from {data['torch_file']}, not from {target.tree}: build it with "
+            f"`python tools/build_torch.py --torch-src {target.tree} --mode develop` or pass --python"
+        )
+    if target.mode != "build" and in_tree:
+        raise ui.UserError(f"{data['python']} imports torch from the source tree {target.tree}; it must use the venv's torch")
+
+
+# -- running one file -----------------------------------------------------------------------
+
+def write_plugin(junit_dir: Path) -> Path:
+    plugin_dir = junit_dir / ".plugin"
+    plugin_dir.mkdir(parents=True, exist_ok=True)
+    f = plugin_dir / f"{up.PLUGIN_MODULE}.py"
+    if not f.is_file() or f.read_text() != up.PLUGIN_SOURCE:
+        f.write_text(up.PLUGIN_SOURCE)
+    return plugin_dir
+
+
+def upstream_has_shard_options(tests_dir: Path) -> bool:
+    conftest = tests_dir / "conftest.py"
+    return conftest.is_file() and "shard_addoptions" in conftest.read_text(errors="replace") \
+        and (tests_dir / "pytest_shard_custom.py").is_file()
+
+
+def test_caches(cache: Path, key: str) -> dict[str, str]:
+    root = cache / "test-caches" / key
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"), "TORCH_EXTENSIONS_DIR": str(root / "extensions")}
+    for v in env.values():
+        Path(v).mkdir(parents=True, exist_ok=True)
+    return env
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace, target: Target, junit_dir: Path, cache: Path, sh: Shell) -> None:
+        self.args = args
+        self.target = target
+        self.junit_dir = junit_dir
+        self.sh = sh
+        self.plugin_dir = write_plugin(junit_dir)
+        self.cache_env = test_caches(cache, target.cache_key)
+        self.shard = up.parse_shard(args.shard) if args.shard else None
+        self.upstream_shard = upstream_has_shard_options(target.tests_dir)
+        self.start = time.monotonic()
+
+    def argv(self, suite: up.Suite, xml: Path) -> tuple[list[str], dict[str, str]]:
+        argv = [*self.target.python_argv, "-m", "pytest", suite.file, "-p", "no:cacheprovider", "-p", up.PLUGIN_MODULE,
+                f"--junitxml={xml}", "-q"]
+        k = up.combine_k(suite.k, self.args.k)
+        if k:
+            argv += ["-k", k]
+        env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir)}
+        if self.shard:
+            i, n = self.shard
+            if self.upstream_shard:
+                argv += ["--shard-id", str(i), "--num-shards", str(n)]
+            else:
+                env["FCA_UPSTREAM_SHARD"] = f"{i}/{n}"
+        return argv, env
+
+    def label(self, index: int, total: int) -> str:
+        return f"[{index}/{total} {ui.fmt_seconds(time.monotonic() - self.start)}]"
+
+    def run(self, suite: up.Suite, index: int, total: int) -> up.FileRun:
+        slug = suite.slug
+        xml = self.junit_dir / f"{slug}.xml"
+        log = self.junit_dir / f"{slug}.log"
+        state = self.junit_dir / f"{slug}.state"
+        shutil.rmtree(state, ignore_errors=True)
+        state.mkdir(parents=True)
+        xml.unlink(missing_ok=True)
+        argv, extra_env = self.argv(suite, xml)
+        extra_env["FCA_UPSTREAM_STATE"] = str(state)
+        env = {**os.environ, **extra_env}
+        sel = f" -k {shlex.quote(up.combine_k(suite.k, self.args.k) or '')}" if up.combine_k(suite.k, self.args.k) else ""
+        ui.info(f"{self.label(index, total)} {suite.file}{sel}{' shard ' + self.args.shard if self.shard else ''} ...")
+        self.sh.log(argv, self.target.tests_dir, extra_env)
+        t0 = time.monotonic()
+        returncode, problem = self._execute(argv, env, log, state, suite, index, total)
+        seconds = time.monotonic() - t0
+        run = self._collect(suite, xml, log, state, returncode, problem, seconds)
+        c = run.counts()
+        summary = ", ".join(f"{v} {k}" for k, v in c.items() if v) or "no tests"
+        ui.info(f"{self.label(index, total)} {suite.file}: {summary} in {ui.fmt_seconds(seconds)}"
+                + (f"  !! {run.problem}" if run.problem else ""))
+        return run
+
+    def _execute(self, argv, env, log: Path, state: Path, suite: up.Suite, index: int, total: int) -> tuple[int | None, str | None]:
+        limit = self.args.timeout * 60
+        with open(log, "wb") as logf:
+            try:
+                proc = subprocess.Popen(argv, cwd=self.target.tests_dir, env=env, start_new_session=True,
+                                        stdout=subprocess.PIPE if self.args.verbose else logf, stderr=subprocess.STDOUT)
+            except FileNotFoundError as err:
+                raise ui.UserError(f"cannot run {argv[0]}: {err.strerror}") from None
+            tee = None
+            if self.args.verbose:
+                tee = threading.Thread(target=_tee, args=(proc.stdout, logf), daemon=True)
+                tee.start()
+            t0 = time.monotonic()
+            next_beat = t0 + HEARTBEAT_S
+            try:
+                while True:
+                    try:
+                        rc = proc.wait(timeout=1.0)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    now = time.monotonic()
+                    if now - t0 > limit:
+                        _kill_group(proc)
+                        return None, f"timed out after {ui.fmt_seconds(limit)} (--timeout); results up to then are from the progress log"
+                    if now >= next_beat:
+                        next_beat = now + HEARTBEAT_S
+                        ui.info(f"{self.label(index, total)}   {suite.file}: {_progress_line(state)}, {ui.fmt_seconds(now - t0)} in this file")
+            except KeyboardInterrupt:
+                _kill_group(proc)
+                raise
+            finally:
+                if tee is not None:
+                    tee.join(timeout=5)
+        if rc in (0, 1, 5):  # ok, tests failed, no tests collected
+            return rc, None
+        if rc < 0:
+            return rc, f"pytest was killed by signal {-rc} ({_signame(-rc)})"
+        what = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error"}.get(rc, "unexpected exit")
+        return rc, f"pytest exit code {rc}, {what}: {_log_tail(log)}"
+
+    def _collect(self, suite, xml: Path, log: Path, state: Path, rc, problem, seconds) -> up.FileRun:
+        coll = up.read_collection(state)
+        collected, selected = coll if coll else (None, None)
+        if xml.is_file():
+            results, coll_problem = up.results_for_file(up.read_junit(xml), suite.file)
+            if coll_problem and not problem:
+                problem = coll_problem
+            elif coll_problem:
+                problem = f"{coll_problem}; {problem}"
+        else:
+            results = up.read_progress(state)
+            if not problem:
+                problem = f"pytest (exit {rc}) wrote no {xml.name}: {_log_tail(log)}"
+        complete = not suite.k and not self.args.k and not self.shard and problem is None
+        return up.FileRun(suite.file, results, collected, selected, rc, seconds, problem,
+                          xml if xml.is_file() else None, log, complete)
+
+
+def _tee(stream, logf) -> None:
+    for chunk in iter(lambda: stream.readline(), b""):
+        logf.write(chunk)
+        logf.flush()
+        sys.stderr.write(chunk.decode(errors="replace"))
+        sys.stderr.flush()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Stop the pytest we started and its children (its own session/process group)."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _signame(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return "?"
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        lines = [l.strip() for l in log.read_text(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return "no log"
+    for l in reversed(lines):
+        if l.startswith(("ERROR", "E ", "error:")) or "Error" in l:
+            return l[:300]
+    return lines[-1][:300] if lines else "no output"
+
+
+def _progress_line(state: Path) -> str:
+    done = up.read_progress(state)
+    coll = up.read_collection(state)
+    total = f"/{len(coll[1])}" if coll else ""
+    if not coll and not done:
+        return "collecting"
+    bad = sum(1 for r in done.values() if r.outcome in up.BAD)
+    return f"{len(done)}{total} tests done" + (f" ({bad} failed)" if bad else "")
+
+
+# -- import junit ---------------------------------------------------------------------------
+
+def import_junit(xmls: Sequence[Path], suites: Sequence[up.Suite], explicit_files: bool) -> list[up.FileRun]:
+    files = [s.file for s in suites]
+    if not explicit_files:  # any file of any profile may appear in an imported junit
+        files = list(dict.fromkeys(files + [s.file for p in up.PROFILES.values() for s in p.suites]))
+    runs: dict[str, up.FileRun] = {}
+    for xml in xmls:
+        rows = up.read_junit(xml)
+        by_file = up.split_junit_by_file(xml, files)
+        for f, results in by_file.items():
+            run = runs.setdefault(f, up.FileRun(f, {}, junit=xml.resolve()))
+            run.results.update(results)
+            run.seconds += sum(r.seconds for r in results.values())
+        for f in files:
+            _, problem = up.results_for_file([r for r in rows if not r[0]], f)
+            if problem:
+                run = runs.setdefault(f, up.FileRun(f, {}, junit=xml.resolve()))
+                run.problem = problem
+    if not runs:
+        raise ui.UserError(f"{xmls[0]}: no test results of {', '.join(files)}")
+    order = {f: i for i, f in enumerate(files)}
+    return sorted(runs.values(), key=lambda r: order.get(r.file, len(order)))
+
+
+# -- main -----------------------------------------------------------------------------------
+
+def record(args: argparse.Namespace, runs: Sequence[up.FileRun], baselines: dict, target: Target | None) -> tuple[list[str], list[str]]:
+    written, refused = [], []
+    for run in runs:
+        if run.problem:
+            refused.append(f"{run.file} ({run.problem})")
+            continue
+        old = baselines.get(run.file)
+        replace = run.complete and target is not None
+        tests = up.merged_baseline(old, run, replace=replace)
+        if target is not None:
+            meta = {"source": "run", "date": up.now_iso(), "torch": target.probe.get("torch"),
+                    "pytest": target.probe.get("pytest"), "python": target.probe.get("py"),
+                    "seconds": round(run.seconds, 1), "whole_file": run.complete}
+        else:
+            jm = up.junit_meta(run.junit) if run.junit else {}
+            meta = {"source": f"junit {run.junit.name if run.junit else '?'}", "imported": up.now_iso(),
+                    "junit_timestamp": jm.get("timestamp"), "seconds": round(float(jm.get("time", run.seconds) or 0), 1),
+                    "whole_file": old is None}
+        if not replace and old is not None:
+            meta["updated_from"] = dict(old.meta)
+        written.append(str(up.write_baseline(args.expectations, run.file, tests, meta)))
+    return written, refused
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ui.set_quiet(args.quiet)
+    check_args(args)
+    profile = up.PROFILES[args.profile]
+    suites = select_suites(profile, args.files)
+    args.expectations = args.expectations.resolve()
+    if args.list:
+        return cmd_list(profile, suites, args.expectations)
+    sh = Shell(verbose=not args.quiet)
+    cache = paths.cache_dir()
+    mode = mode_of(args)
+    from tools.lib.stack import Stack
+
+    changes = up.load_changes(args.expectations, Stack.load(paths.DEFAULT_STACK_DIR, need_manifest=False).names)
+    started = up.now_iso()
+    t0 = time.monotonic()
+    target: Target | None = None
+    if args.from_junit:
+        runs = import_junit(args.from_junit, suites, bool(args.files))
+        describe = "imported junit: " + ", ".join(str(x) for x in args.from_junit) + (" (stock baseline)" if args.baseline else "")
+        tests_dir = "-"
+    else:
+        target = resolve_target(args, cache, sh)
+        describe = target.describe
+        tests_dir = str(target.tests_dir)
+        junit_dir = (args.junit_dir or cache / "reports" / f"junit-{args.profile}-{mode}").resolve()
+        junit_dir.mkdir(parents=True, exist_ok=True)
+        runner = Runner(args, target, junit_dir, cache, sh)
+        ui.info(f"==> {len(suites)} file(s) of profile {profile.name} on {describe}; caches: "
+                f"{cache / 'test-caches' / target.cache_key}; junit + logs: {junit_dir}")
+        runs = [runner.run(s, i, len(suites)) for i, s in enumerate(suites, 1)]
+    baselines = {r.file: up.load_baseline(args.expectations, r.file) for r in runs}
+    cmp = up.compare(runs, baselines, changes)
+    recorded: list[str] = []
+    refused: list[str] = []
+    if args.record_baseline:
+        recorded, refused = record(args, runs, baselines, target)
+    selection = ", ".join(filter(None, [
+        f"files {' '.join(s.file for s in suites)}" if args.files else f"profile {profile.name} ({len(suites)} files)",
+        f"-k {shlex.quote(args.k)}" if args.k else "", f"shard {args.shard}" if args.shard else "",
+    ]))
+    info = up.RunInfo(args.profile, {"overlay": "patched tree on the overlay", "stock": "stock baseline",
+                                     "build": "source build", "junit": "imported junit"}[mode],
+                      describe, tests_dir, selection, started, time.monotonic() - t0, tuple(recorded))
+    suffix = {"overlay": "", "stock": "-stock", "build": "-build", "junit": "-junit"}[mode]
+    report = (args.report or cache / "reports" / f"upstream-{args.profile}{suffix}.md").resolve()
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(up.render_report(info, runs, cmp))
+    ui.out(up.render_report(info, runs, cmp, limit=CONSOLE_LIMIT).rstrip())
+    ui.out(f"\nreport: {report}")
+    if args.record_baseline:
+        for r in refused:
+            ui.out(f"NOT recorded: {r}")
+        return ui.EXIT_FAILED if refused else ui.EXIT_OK
+    return ui.EXIT_OK if cmp.ok else ui.EXIT_FAILED
+
+
+def entry() -> int:
+    return ui.run_main(main)
+
+
+if __name__ == "__main__":
+    sys.exit(entry())
