@@ -13,6 +13,7 @@ setup(
     description="Patch stack + tooling that backports functional autograd into compiled autograd of PyTorch 2.6.0",
     python_requires=">=3.9",
     packages=find_packages(include=["tools", "tools.*"]),
+    extras_require={"bench": ["matplotlib"]},
     install_requires=[
         "filelock",
         "pytest>=8.3,<8.4",

@@ -11,6 +11,8 @@ Exit codes: 0 ok, 2 usage, 3 bad input.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -117,6 +119,113 @@ def bench_overlay(reps: int) -> str:
     return "\n".join(lines)
 
 
+CA_MODES = ("first-aot_eager", "first-inductor", "recompiles", "steady")
+
+
+def _ca_sample(venv_kind: str, workload: str, mode: str, env: dict[str, str]) -> dict:
+    worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
+    if venv_kind == "stock":
+        argv = [str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), worker, workload, mode]
+    else:
+        argv = [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode]
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, timeout=1800)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"error": f"worker exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
+    return json.loads(lines[-1])
+
+
+def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path) -> str:
+    """Stock vs overlay, interleaved in one run (A B A B ...), medians, ratios and spread."""
+    from tools.lib.bench_workloads import WORKLOADS
+    from tools.lib.overlay.venv import ensure_venv
+
+    sh = Shell(verbose=False)
+    ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), sh)
+    overlay_status = subprocess.run([sys.executable, str(TOOLS / "overlay.py"), "status"], capture_output=True, text=True).stdout
+    if "up to date" not in overlay_status:
+        raise ui.UserError("the overlay is not built for the current stack; run `python tools/overlay.py build` first")
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
+    samples: dict[tuple[str, str, str], list[dict]] = {}
+    total = reps * len(workloads) * len(modes) * 2
+    progress = ui.Progress(total, "ca benchmark")
+    for rep in range(reps):
+        for w in workloads:
+            for mode in modes:
+                for kind in (("stock", "overlay") if rep % 2 == 0 else ("overlay", "stock")):
+                    env = {"TORCH_EXTENSIONS_DIR": str(paths.cache_dir() / "bench" / kind / "extensions"),
+                           "TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
+                    samples.setdefault((w, mode, kind), []).append(_ca_sample(kind, w, mode, env))
+                    progress.advance(f"{w} {mode} {kind}")
+    (out_dir / "samples.json").write_text(json.dumps({"|".join(k): v for k, v in samples.items()}, indent=1))
+    return render_ca_table(samples, workloads, modes, reps, out_dir)
+
+
+def _metric_rows(mode: str) -> list[tuple[str, str]]:
+    if mode == "recompiles":
+        return [("captures_batch", "CA captures, batch sizes 4,8,16,8,32"), ("compiles_batch", "Dynamo compiles, batch sizes"),
+                ("captures_stride", "CA captures, stride/offset-only changes"), ("compiles_stride", "Dynamo compiles, stride/offset-only")]
+    label = {"first-aot_eager": "first backward, aot_eager (s)", "first-inductor": "first backward, inductor (s)",
+             "steady": "steady-state backward (s)"}[mode]
+    return [("seconds", label)]
+
+
+def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
+    lines = [f"| workload | metric | stock median | overlay median | ratio | spread stock / overlay |", "|---|---|---|---|---|---|"]
+    plot_rows = []
+    for w in workloads:
+        for mode in modes:
+            for key, label in _metric_rows(mode):
+                cells = {}
+                for kind in ("stock", "overlay"):
+                    vals = [s[key] for s in samples.get((w, mode, kind), []) if key in s]
+                    errs = [s["error"] for s in samples.get((w, mode, kind), []) if "error" in s]
+                    cells[kind] = (vals, errs)
+                (sv, se), (ov, oe) = cells["stock"], cells["overlay"]
+                fmt = (lambda v: f"{v:.3f}") if key == "seconds" else (lambda v: f"{v:g}")
+                sm = fmt(statistics.median(sv)) if sv else f"fails: {se[0][:60]}" if se else "-"
+                om = fmt(statistics.median(ov)) if ov else f"fails: {oe[0][:60]}" if oe else "-"
+                ratio = f"{statistics.median(ov) / statistics.median(sv):.2f}" if sv and ov and statistics.median(sv) else "-"
+                spread = (f"{fmt(min(sv))}-{fmt(max(sv))} / {fmt(min(ov))}-{fmt(max(ov))}" if sv and ov else "-")
+                lines.append(f"| {w} | {label} | {sm} | {om} | {ratio} | {spread} |")
+                if key == "seconds" and sv and ov:
+                    plot_rows.append((f"{w}\n{mode}", statistics.median(sv), statistics.median(ov)))
+    rss = []
+    for kind in ("stock", "overlay"):
+        vals = [s.get("peak_rss_mb", 0) for k, v in samples.items() if k[2] == kind for s in v]
+        rss.append(f"{kind} {max(vals):.0f} MB" if vals else f"{kind} -")
+    table = "\n".join(lines) + f"\n\nPeak RSS (max over workers): {', '.join(rss)}. {reps} interleaved reps per cell.\n"
+    (out_dir / "ca.md").write_text(table)
+    _plot(plot_rows, out_dir / "ca.png")
+    return table
+
+
+def _plot(rows, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        ui.info("matplotlib not installed (`pip install -e .[bench]`); skipping the plot")
+        return
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.9), 4))
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r[1] for r in rows], width=0.4, label="stock 2.6.0")
+    ax.bar([x + 0.2 for x in xs], [r[2] for r in rows], width=0.4, label="overlay (stack)")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([r[0] for r in rows], fontsize=7)
+    ax.set_ylabel("seconds (median)")
+    ax.set_yscale("log")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -124,11 +233,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--reps", type=int, default=5)
     o = sub.add_parser("overlay", help="overlay build timings: cold, no-op, one .cpp changed")
     o.add_argument("--reps", type=int, default=1)
+    c = sub.add_parser("ca", help="compiled-autograd workloads: stock venv vs overlay venv, interleaved")
+    c.add_argument("--reps", type=int, default=3)
+    c.add_argument("--workloads", nargs="+", default=None, help="default: all")
+    c.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES)
+    c.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
     elif args.what == "overlay":
         ui.out(bench_overlay(args.reps))
+    elif args.what == "ca":
+        from tools.lib.bench_workloads import WORKLOADS
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        ui.out(bench_ca(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve()))
     return ui.EXIT_OK
 
 

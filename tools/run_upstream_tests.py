@@ -58,11 +58,9 @@ HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
 CONSOLE_LIMIT = 60  # rows of the differences table printed to the console
 
 PROBE = (
-    "import json, os, sys\n"
-    "import pytest, torch\n"
-    "print(json.dumps({'torch': torch.__version__, 'torch_file': os.path.realpath(torch.__file__),"
-    " 'pytest': pytest.__version__, 'python': sys.executable,"
-    " 'py': '%d.%d.%d' % sys.version_info[:3]}))\n"
+    "import json, os, sys, pytest, torch; print(json.dumps({'torch': torch.__version__, "
+    "'torch_file': os.path.realpath(torch.__file__), 'pytest': pytest.__version__, 'python': sys.executable, "
+    "'py': '%d.%d.%d' % sys.version_info[:3]}))"
 )
 
 
@@ -196,14 +194,19 @@ def read_overlay_stamp(cache: Path) -> dict:
     return data
 
 
-def pristine_tests(tree: Path, cache: Path, sh: Shell) -> Path:
-    """The pin's test/ dir: the tree's own if the stack leaves tests alone there, else extracted from git."""
+def pristine_tests(tree: Path, cache: Path, sh: Shell, stack_dir: Path = paths.DEFAULT_STACK_DIR) -> Path:
+    """The pin's test/ dir: the tree's own if the stack leaves tests alone there, else extracted from git.
+
+    The baseline is stock torch running the pin's tests; a patch that changes a
+    test must show up as a difference against it, so patched tests are not used.
+    """
     from tools.lib.stack import Stack
     from tools.lib.tree import open_tree
 
-    stack = Stack.load(paths.DEFAULT_STACK_DIR)
+    stack = Stack.load(stack_dir)
     t = open_tree(tree, sh)
     state = t.state(stack)
+    t.verify_base(stack, state)
     changes_tests = [p for p in stack.touched if p.startswith("test/") or p == "pytest.ini"]
     if state.applied == 0 or not changes_tests:
         return tree / "test"
@@ -523,8 +526,7 @@ def record(args: argparse.Namespace, runs: Sequence[up.FileRun], baselines: dict
         else:
             jm = up.junit_meta(run.junit) if run.junit else {}
             meta = {"source": f"junit {run.junit.name if run.junit else '?'}", "imported": up.now_iso(),
-                    "junit_timestamp": jm.get("timestamp"), "seconds": round(float(jm.get("time", run.seconds) or 0), 1),
-                    "whole_file": old is None}
+                    "junit_timestamp": jm.get("timestamp"), "seconds": round(float(jm.get("time", run.seconds) or 0), 1)}
         if not replace and old is not None:
             meta["updated_from"] = dict(old.meta)
         written.append(str(up.write_baseline(args.expectations, run.file, tests, meta)))
@@ -557,6 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = resolve_target(args, cache, sh)
         describe = target.describe
         tests_dir = str(target.tests_dir)
+        for s in suites:
+            if not (target.tests_dir / s.file).is_file():
+                raise ui.UserError(f"{s.file}: no such test file in {target.tests_dir}")
         junit_dir = (args.junit_dir or cache / "reports" / f"junit-{args.profile}-{mode}").resolve()
         junit_dir.mkdir(parents=True, exist_ok=True)
         runner = Runner(args, target, junit_dir, cache, sh)

@@ -298,6 +298,8 @@ def split_junit_by_file(xml: Path, files: Sequence[str]) -> dict[str, dict[str, 
     out: dict[str, dict[str, TestResult]] = {}
     unknown: set[str] = set()
     for classname, name, outcome, msg, secs in read_junit(xml):
+        if not classname:
+            continue  # a collection error: see results_for_file
         best = None
         for f in files:
             cls = _match_module(classname, f) if classname else None
@@ -582,7 +584,8 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
         )
     if cmp.no_baseline:
         lines += ["", "No baseline (every test is NEW) for: " + ", ".join(f"`{f}`" for f in cmp.no_baseline)
-                  + ".  Record it: `python tools/run_upstream_tests.py --baseline --profile full --record-baseline`."]
+                  + ".  Record it on stock torch: `python tools/run_upstream_tests.py --baseline --profile full --files "
+                  + " ".join(cmp.no_baseline) + " --record-baseline`."]
     lines += ["", "## Differences", ""]
     if not cmp.diffs:
         lines.append("None.")

@@ -1,0 +1,206 @@
+"""Compiled-autograd benchmark workloads; run INSIDE a torch venv (stock or overlay).
+
+Standalone on purpose (imports only torch and the standard library): tools/bench.py
+runs ``python bench_workloads.py WORKLOAD MODE`` in the stock venv and in the overlay
+venv, interleaved, and reads one JSON line from stdout.
+
+Modes: ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
+autograd: capture + compile), ``recompiles`` (CA captures and Dynamo compiles over
+a sequence of batch sizes, and over inputs that differ only in strides / storage
+offset), ``steady`` (median backward time after warm-up, aot_eager).  Every mode
+reports peak RSS.  A workload that fails reports ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+import traceback
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+# ---------------------------------------------------------------------------------- workloads
+# Each builder returns (params, make_loss(batch, variant)); variant in {"plain", "strided", "offset"}.
+
+
+def _inputs(torch, batch, feat, variant, extra=()):
+    shape = (batch, *extra, feat)
+    if variant == "plain":
+        return torch.randn(shape)
+    if variant == "strided":  # same values layout-wise different: transpose-contiguous-transpose
+        x = torch.randn(tuple(reversed(shape))).t() if len(shape) == 2 else torch.randn(shape).transpose(-1, -2).contiguous().transpose(-1, -2)
+        return x
+    if variant == "offset":  # a view with a storage offset
+        return torch.randn((batch + 1, *extra, feat))[1:]
+    raise ValueError(variant)
+
+
+def mlp(torch):
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    return list(model.parameters()), lambda b, v: model(_inputs(torch, b, 64, v)).sum()
+
+
+def transformer(torch):
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True, dropout=0.0)
+    return list(layer.parameters()), lambda b, v: layer(_inputs(torch, b, 64, v, (16,))).sum()
+
+
+def copyslices(torch):
+    w = torch.randn(64, requires_grad=True)
+    lin = torch.nn.Linear(64, 64)
+
+    def loss(b, v):
+        x = lin(_inputs(torch, b, 64, v))
+        x[:, :8] *= w[:8]  # in-place on a view of a non-leaf: CopySlices
+        x.select(1, 9).mul_(2.0)
+        return x.sum()
+
+    return [w, *lin.parameters()], loss
+
+
+def autograd_function(torch):
+    class ScaledTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = torch.tanh(x) * scale
+            ctx.save_for_backward(x, scale)
+            return y
+
+        @staticmethod
+        def backward(ctx, gy):
+            x, scale = ctx.saved_tensors
+            t = torch.tanh(x)
+            return gy * scale * (1 - t * t), (gy * t).sum(0)
+
+    lin = torch.nn.Linear(64, 32)
+    scale = torch.randn(32, requires_grad=True)
+    return [scale, *lin.parameters()], lambda b, v: ScaledTanh.apply(lin(_inputs(torch, b, 64, v)), scale).sum()
+
+
+CPP_SOURCE = r"""
+#include <torch/extension.h>
+struct ScaledSquare : public torch::autograd::Function<ScaledSquare> {
+  static constexpr bool is_traceable = true;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x, double s) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["s"] = s;
+    return x * x * s;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list g) {
+    auto x = ctx->get_saved_variables()[0];
+    double s = ctx->saved_data["s"].toDouble();
+    return {g[0] * 2 * s * x, torch::Tensor()};
+  }
+};
+torch::Tensor scaled_square(torch::Tensor x, double s) { return ScaledSquare::apply(x, s); }
+"""
+
+
+def cpp_function(torch):
+    from torch.utils.cpp_extension import load_inline
+
+    ext = load_inline(name="fca_bench_cpp_function", cpp_sources=[CPP_SOURCE], functions=["scaled_square"], verbose=False)
+    lin = torch.nn.Linear(64, 32)
+    return list(lin.parameters()), lambda b, v: ext.scaled_square(lin(_inputs(torch, b, 64, v)), 0.5).sum()
+
+
+def compiled_forward(torch):
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 10))
+    fwd = torch.compile(model, backend="aot_eager")
+    return list(model.parameters()), lambda b, v: fwd(_inputs(torch, b, 64, v)).sum()
+
+
+def twotensor(torch):
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    a, b_ = torch.randn(64, 32), torch.randn(64, 32)
+    w = torch.nn.Parameter(TwoTensor(a, b_))
+    fwd = torch.compile(lambda x: (x @ w).relu().sum(), backend="aot_eager")
+
+    def loss(b, v):
+        x = _inputs(torch, b, 64, v)
+        return fwd(TwoTensor(x, x.clone()))
+
+    return [w], loss
+
+
+WORKLOADS = {f.__name__: f for f in (mlp, transformer, copyslices, autograd_function, cpp_function, compiled_forward, twotensor)}
+
+
+# ---------------------------------------------------------------------------------- modes
+
+
+def _backward(torch, ca, backend, loss):
+    with ca._enable(torch.compile(backend=backend)):
+        loss.backward()
+
+
+def run(workload: str, mode: str) -> dict:
+    torch = _torch()
+    import torch._dynamo.compiled_autograd as ca
+    from torch._dynamo.utils import counters
+
+    torch.manual_seed(0)
+    torch._inductor.config.fx_graph_cache = False
+    params, make_loss = WORKLOADS[workload](torch)
+    result: dict = {"workload": workload, "mode": mode}
+    if mode.startswith("first-"):
+        backend = mode.split("-", 1)[1]
+        loss = make_loss(8, "plain")
+        start = time.perf_counter()
+        _backward(torch, ca, backend, loss)
+        result["seconds"] = time.perf_counter() - start
+    elif mode == "recompiles":
+        seq_batch = [(b, "plain") for b in (4, 8, 16, 8, 32)]
+        seq_stride = [(8, v) for v in ("plain", "strided", "offset", "plain")]
+        for name, seq in (("batch", seq_batch), ("stride", seq_stride)):
+            torch._dynamo.reset()
+            counters.clear()
+            for b, v in seq:
+                _backward(torch, ca, "aot_eager", make_loss(b, v))
+            result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
+            result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
+    elif mode == "steady":
+        times = []
+        for i in range(13):
+            loss = make_loss(8, "plain")
+            start = time.perf_counter()
+            _backward(torch, ca, "aot_eager", loss)
+            if i >= 3:
+                times.append(time.perf_counter() - start)
+        result["seconds"] = statistics.median(times)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    for p in params:
+        assert p.grad is not None, "no gradient reached a parameter"
+    return result
+
+
+def main() -> int:
+    workload, mode = sys.argv[1], sys.argv[2]
+    try:
+        result = run(workload, mode)
+    except Exception as err:  # reported as a failure of this workload in this venv
+        root: BaseException = err
+        while (root.__cause__ or root.__context__) is not None and root is not (root.__cause__ or root.__context__):
+            root = root.__cause__ or root.__context__  # the innermost error says what really failed
+        text = (str(root).strip().splitlines() or [""])[0]
+        result = {"workload": workload, "mode": mode, "error": f"{type(root).__name__}: {text}"[:300]}
+        if os.environ.get("FCA_BENCH_TRACEBACK"):
+            traceback.print_exc()
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
