@@ -113,6 +113,15 @@ def git_state(repo: Path) -> dict[str, str]:
     }
 
 
+def export_stack(repo: Path, dest: Path) -> Path:
+    """Export the commits above the pin in ``repo`` into a new stack dir ``dest`` with the real tool."""
+    dest.mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", dest / "pin.sha256")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", dest)
+    assert res.returncode == 0, res.stderr
+    return dest
+
+
 def copy_stack(src: Path, dest: Path) -> Path:
     shutil.copytree(src, dest)
     return dest

@@ -173,7 +173,7 @@ def _metric_rows(mode: str) -> list[tuple[str, str]]:
 
 
 def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
-    lines = [f"| workload | metric | stock median | overlay median | ratio | spread stock / overlay |", "|---|---|---|---|---|---|"]
+    lines = ["| workload | metric | stock median | overlay median | ratio | spread stock / overlay |", "|---|---|---|---|---|---|"]
     plot_rows = []
     for w in workloads:
         for mode in modes:

@@ -312,7 +312,7 @@ def upstream_has_shard_options(tests_dir: Path) -> bool:
         and (tests_dir / "pytest_shard_custom.py").is_file()
 
 
-def test_caches(cache: Path, key: str) -> dict[str, str]:
+def cache_env(cache: Path, key: str) -> dict[str, str]:
     root = cache / "test-caches" / key
     env = {"TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"), "TORCH_EXTENSIONS_DIR": str(root / "extensions")}
     for v in env.values():
@@ -327,7 +327,7 @@ class Runner:
         self.junit_dir = junit_dir
         self.sh = sh
         self.plugin_dir = write_plugin(junit_dir)
-        self.cache_env = test_caches(cache, target.cache_key)
+        self.cache_env = cache_env(cache, target.cache_key)
         self.shard = up.parse_shard(args.shard) if args.shard else None
         self.upstream_shard = upstream_has_shard_options(target.tests_dir)
         self.start = time.monotonic()

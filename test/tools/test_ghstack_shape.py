@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, git, run_tool
+from conftest import REPO_ROOT, export_stack, git, run_tool
 from tools.lib.ghstack_shape import check_stack_shape, message_problems
 from tools.lib.samplestack import PATCHES, build_stack
 from tools.lib.shell import Shell
@@ -20,11 +19,7 @@ GOOD = "[compiled autograd] Do a thing\n\nWhy it matters.\n\nTest Plan: pytest t
 def test_sample_stack_exported_and_applied_has_the_ghstack_shape(pin_clone, tmp_path):
     author = pin_clone("author")
     build_stack(author)
-    stack = tmp_path / "stack"
-    stack.mkdir()
-    shutil.copy(REPO_ROOT / "patches" / "pin.sha256", stack / "pin.sha256")
-    res = run_tool("export_patches", "--torch-src", author, "--stack", stack)
-    assert res.returncode == 0, res.stderr
+    stack = export_stack(author, tmp_path / "stack")
     series = (stack / "series").read_text().split()
     assert len(series) == len(PATCHES)
 

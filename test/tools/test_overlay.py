@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, git, run_tool
+from conftest import REPO_ROOT, export_stack, git, run_tool
 from tools.lib import paths
 from tools.lib.overlay import compile as cc, generated, install
 from tools.lib.overlay.venv import TORCH_VERSION, validate_torch
@@ -210,10 +210,7 @@ def test_layout_changing_header_is_refused_naming_entity_and_source(overlay, pin
     assert "  std::vector<Variable> buffer;\n" in text
     header.write_text(text.replace("  std::vector<Variable> buffer;\n", "  std::vector<Variable> buffer;\n  int64_t fca_extra = 0;\n", 1))
     git(repo, "commit", "-qam", "[compiled autograd] grow InputBuffer\n\nTest Plan: refused by the overlay")
-    stack = tmp_path / "stack"
-    stack.mkdir()
-    shutil.copy(paths.DEFAULT_STACK_DIR / "pin.sha256", stack / "pin.sha256")
-    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    stack = export_stack(repo, tmp_path / "stack")
     res = run_tool("overlay", "--overlay-dir", tmp_path / "ov", "--venv", VENV, "--stack", stack, "plan", "--torch-src", repo)
     assert res.returncode == 3, res.stdout + res.stderr
     assert "torch/csrc/autograd/input_buffer.h changes torch::autograd::InputBuffer (layout" in res.error_line
@@ -225,10 +222,7 @@ def test_additive_header_change_passes_the_abi_check(overlay, pin_clone, tmp_pat
     header = repo / "torch/csrc/dynamo/compiled_autograd.h"
     header.write_text(header.read_text() + "\nnamespace torch::dynamo::autograd {\nTORCH_API int fca_additive_probe();\n}\n")
     git(repo, "commit", "-qam", "[compiled autograd] additive declaration\n\nTest Plan: passes the ABI check")
-    stack = tmp_path / "stack"
-    stack.mkdir()
-    shutil.copy(paths.DEFAULT_STACK_DIR / "pin.sha256", stack / "pin.sha256")
-    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    stack = export_stack(repo, tmp_path / "stack")
     res = run_tool("overlay", "--overlay-dir", tmp_path / "ov", "--venv", VENV, "--stack", stack, "plan", "--torch-src", repo)
     assert res.returncode == 0, res.stderr
     assert "torch/csrc/dynamo/compiled_autograd.h: additive" in res.stdout

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from tools.lib import ui
-from tools.lib.pin import PIN, sha256_bytes
+from tools.lib.pin import PIN
 from tools.lib.shell import Shell
 
 READY_MARKER = "fca-pin-ready"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from tools.lib import failpoint, ui
-from tools.lib.pin import Manifest, describe_mismatch
+from tools.lib.pin import describe_mismatch
 from tools.lib.shell import CommandError, Shell
 from tools.lib.stack import PatchConflict, Stack, apply_to_contents, read_tree_files
 

@@ -66,9 +66,9 @@ def run_codegen(tree: Path, out_dir: Path, sh: Shell) -> Path:
         ui.info("autograd codegen: inputs unchanged, reusing Functions.{h,cpp}")
         return gen
     env = {"PYTHONPATH": "", "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        import yaml  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("yaml") is None:
         raise ui.UserError("the autograd codegen needs PyYAML in the tool's Python; `pip install -e .` installs it") from None
     with ui.step("autograd codegen (Functions.h / Functions.cpp)"):
         sh.run(sys.executable, "-c", _SCRIPT, str(tree), str(gen), env=env, log=False)
