@@ -33,6 +33,7 @@ out, 2 usage, 3 bad input (no overlay built, stale overlay, wrong pytest/torch).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", nargs="+", metavar="F", help="only these files (relative to test/); the profile's -k applies to the ones it lists")
     p.add_argument("--shard", metavar="I/N", help="run shard I of N of each file (upstream's sha256 split of node ids)")
     p.add_argument("-k", dest="k", metavar="EXPR", help="pytest -k expression (and-ed with the profile's)")
+    p.add_argument("--all-tests", action="store_true", help="ignore the profile's -k selections: every test of the chosen files")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--baseline", action="store_true", help="run on stock torch==2.6.0 (<cache>/venvs/stock) with the pin's test files")
     target.add_argument("--torch-build", type=Path, metavar="PATH", help="run on a source build of PATH (setup.py develop), tests from PATH/test")
@@ -539,6 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_args(args)
     profile = up.PROFILES[args.profile]
     suites = select_suites(profile, args.files)
+    if args.all_tests:
+        suites = [dataclasses.replace(s, k=None, estimate_s=0) if s.k else s for s in suites]  # not measured
     args.expectations = args.expectations.resolve()
     if args.list:
         return cmd_list(profile, suites, args.expectations)
@@ -578,6 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"files {' '.join(s.file for s in suites)}" if args.files else f"profile {profile.name} ({len(suites)} files)",
         f"-k {shlex.quote(args.k)}" if args.k else "", f"shard {args.shard}" if args.shard else "",
     ]))
+    if not args.from_junit:
+        selection += "".join(f"; profile -k on {s.file}: {shlex.quote(s.k)}" for s in suites if s.k)
     info = up.RunInfo(args.profile, {"overlay": "patched tree on the overlay", "stock": "stock baseline",
                                      "build": "source build", "junit": "imported junit"}[mode],
                       describe, tests_dir, selection, started, time.monotonic() - t0, tuple(recorded))
