@@ -41,7 +41,7 @@ from tools.lib.overlay import checks, codegen, compile as cc, generated, install
 from tools.lib.overlay.venv import TorchInfo, check_torch, ensure_venv, real_python
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
-from tools.lib.stack import Stack
+from tools.lib.stack import Stack, write_contents
 from tools.lib.tree import open_tree
 
 STAMP_JSON = "stamp.json"
@@ -229,13 +229,7 @@ def _pin_headers(tree: Path, stack: Stack, build: Path, sh: Shell) -> Path:
     state = t.state(stack)
     if getattr(t, "read_at", None) is None or state.base is None:
         raise ui.UserError("the ABI check needs the tree as a git checkout (pinned contents of changed headers)")
-    contents = t.read_at(state.base, headers)  # type: ignore[union-attr]
-    for path, data in contents.items():
-        if data is None:
-            continue
-        dest = pin_dir / path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+    write_contents(pin_dir, t.read_at(state.base, headers))  # type: ignore[union-attr]
     return pin_dir
 
 

@@ -107,7 +107,7 @@ def describe_apply_failure(patch: patchfile.PatchFile, stderr: str) -> str:
     return stderr.strip().splitlines()[-1] if stderr.strip() else "git apply failed"
 
 
-def _write_contents(root: Path, contents: Contents) -> None:
+def write_contents(root: Path, contents: Contents) -> None:
     for path, data in contents.items():
         if data is None:
             continue
@@ -142,7 +142,7 @@ def apply_to_contents(
     with tempfile.TemporaryDirectory(prefix="fca-apply-") as tmp:
         root = Path(tmp) / "tree"
         root.mkdir()
-        _write_contents(root, contents)
+        write_contents(root, contents)
         env = {"GIT_CEILING_DIRECTORIES": tmp}
         for path, pf in patches:
             args = ["apply", "--whitespace=nowarn"] + (["-R"] if reverse else []) + [str(path)]
