@@ -80,8 +80,7 @@ def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list
     if not changed_headers:
         report["abi"] = "no header changed"
         return selected
-    lists = tuset._bzl_lists((tree / "build_variables.bzl").read_text())
-    lib_sources = sorted(set().union(*(lists.get(n, frozenset()) for n in tuset._CPU_LISTS + tuset._PYTHON_LISTS)))
+    lib_sources = tuset.library_sources(tree)
     overlay_sources = {t.path for t in selected}
     problems = []
     abi_report = []
@@ -157,7 +156,7 @@ def prepare(args: argparse.Namespace) -> tuple:
         tuset.TU(generated.SHIMS_FILE, tuset.CPU, "stateless helpers libtorch does not export", generated=True),
         tuset.TU(generated.STAMP_FILE, tuset.CPU, "build stamp + refuses a different torch", generated=True),
     ]
-    pin_dir = _pin_headers(tree.path, stack, build, sh)
+    pin_dir = _pin_headers(tree, state.base, stack, build)
     selected = check_header_abi(tree.path, stack, layout, selected, pin_dir, report)
     report["tus"] = [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in selected]
 
@@ -219,17 +218,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     return ui.EXIT_OK
 
 
-def _pin_headers(tree: Path, stack: Stack, build: Path, sh: Shell) -> Path:
+def _pin_headers(tree, base: str | None, stack: Stack, build: Path) -> Path:
     """Pinned copies of the headers the stack changes (for the ABI comparison)."""
     pin_dir = build / "pin-headers"
     headers = [p for p in stack.touched if p.endswith(".h")]
     if not headers:
         return pin_dir
-    t = open_tree(tree, sh)
-    state = t.state(stack)
-    if getattr(t, "read_at", None) is None or state.base is None:
+    if getattr(tree, "read_at", None) is None or base is None:
         raise ui.UserError("the ABI check needs the tree as a git checkout (pinned contents of changed headers)")
-    write_contents(pin_dir, t.read_at(state.base, headers))  # type: ignore[union-attr]
+    write_contents(pin_dir, tree.read_at(base, headers))
     return pin_dir
 
 

@@ -10,6 +10,7 @@ place only when complete, so concurrent or killed runs cannot leave a half tree.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -123,8 +124,6 @@ def _tarball_ok(path: Path) -> bool:
 
 
 def sha256_file(path: Path) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -29,7 +29,7 @@ from typing import Sequence
 from tools.lib import failpoint, ui
 from tools.lib.pin import describe_mismatch
 from tools.lib.shell import CommandError, Shell
-from tools.lib.stack import PatchConflict, Stack, apply_to_contents, read_tree_files
+from tools.lib.stack import PatchConflict, Stack, apply_to_contents, describe_apply_failure, read_tree_files
 
 # How far above the stack we look for user commits before giving up.
 MAX_COMMITS_ON_TOP = 50
@@ -242,8 +242,6 @@ class GitTree:
                     *Shell.git_argv("apply", "--cached", "--whitespace=nowarn", str(tmpdir / "diff")), env=env, check=False, log=False
                 )
                 if proc.returncode != 0:
-                    from tools.lib.stack import describe_apply_failure
-
                     raise PatchConflict(pf, describe_apply_failure(pf, proc.stderr))
                 tree = self.git("write-tree", env=env, log=False).strip()
                 body = (tmpdir / "msg").read_text(encoding="utf-8", errors="surrogateescape")

@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 from typing import Iterable
 
@@ -54,10 +53,6 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def site_packages(venv: Path, torch_dir: Path) -> Path:
-    return torch_dir.parent
-
-
 def wrapper_text(lib: Path, real: Path) -> str:
     return (
         "#!/bin/bash\n"
@@ -71,7 +66,7 @@ def wrapper_text(lib: Path, real: Path) -> str:
 def install(venv: Path, torch_dir: Path, tree: Path, changed: Iterable[str], lib: Path, state: Path) -> dict:
     """Install; ``state`` holds the manifest and the stock backups.  Returns the manifest."""
     uninstall(venv, state)  # start from the stock venv
-    sp = site_packages(venv, torch_dir)
+    sp = torch_dir.parent  # site-packages
     backups = state / "stock"
     state.mkdir(parents=True, exist_ok=True)
     record: dict = {"files": {}, "wrappers": {}, "pth": None}
@@ -169,7 +164,3 @@ def uninstall(venv: Path, state: Path) -> int:
     manifest.unlink()
     shutil.rmtree(backups, ignore_errors=True)
     return count
-
-
-def is_executable(p: Path) -> bool:
-    return bool(p.stat().st_mode & stat.S_IXUSR)

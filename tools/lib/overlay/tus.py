@@ -55,6 +55,12 @@ def _bzl_lists(bzl_text: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in env.items() if isinstance(v, list) and all(isinstance(x, str) for x in v)}
 
 
+def library_sources(tree: Path) -> list[str]:
+    """Every libtorch / libtorch_python source the tree's build_variables.bzl lists."""
+    lists = _bzl_lists((tree / "build_variables.bzl").read_text())
+    return sorted(set().union(*(lists.get(n, frozenset()) for n in _CPU_LISTS + _PYTHON_LISTS)))
+
+
 def library_of(tree: Path, source: str) -> str | None:
     lists = _bzl_lists((tree / "build_variables.bzl").read_text())
     if any(source in lists.get(name, ()) for name in _PYTHON_LISTS):
