@@ -314,11 +314,29 @@ def upstream_has_shard_options(tests_dir: Path) -> bool:
         and (tests_dir / "pytest_shard_custom.py").is_file()
 
 
+CACHE_HOME_STAMP = ".fca-cache-home"
+
+
 def cache_env(cache: Path, key: str) -> dict[str, str]:
+    """Inductor and torch-extension cache dirs for one target, reused between runs.
+
+    Inductor's cached graphs name their headers by absolute path, so a cache dir that was copied or moved
+    makes every later compile fail ("fatal error: <old dir>/....h: No such file or directory").  The dir
+    records where it was made; anywhere else it is emptied before use.
+    """
     root = cache / "test-caches" / key
+    home = str(root.resolve())
+    stamp = root / CACHE_HOME_STAMP
+    recorded = stamp.read_text().strip() if stamp.is_file() else None
+    if root.is_dir() and recorded != home:
+        why = f"made at {recorded}" if recorded else "has no record of where it was made"
+        ui.info(f"test caches {root} {why}: emptying them (Inductor's cache is not relocatable)")
+        shutil.rmtree(root)
     env = {"TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"), "TORCH_EXTENSIONS_DIR": str(root / "extensions")}
     for v in env.values():
         Path(v).mkdir(parents=True, exist_ok=True)
+    if recorded != home:
+        stamp.write_text(home + "\n")
     return env
 
 

@@ -178,6 +178,35 @@ def test_junit_outcomes_and_ids(tmp_path):
     assert up.nodeid_test_id("test/inductor/test_compiled_autograd.py::A::t[1::2]") == "A::t[1::2]"
 
 
+CPP_FAILURE = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" failures="2" tests="3" time="1.0">
+<testcase classname="test.dynamo.test_hooks.HooksTests" name="test_a" time="0.1"><failure message="torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:">Traceback
+CppCompileError: C++ compile error
+/c/x1/cx1abc.cpp:2:10: fatal error: /gone/inductor/2r/c2r.h: No such file or directory
+compilation terminated.</failure></testcase>
+<testcase classname="test.dynamo.test_hooks.HooksTests" name="test_b" time="0.1"><failure message="torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:">Traceback
+/c/y2/cy2def.cpp:2:10: fatal error: /gone/inductor/2r/c2r.h: No such file or directory</failure></testcase>
+<testcase classname="test.dynamo.test_hooks.HooksTests" name="test_c" time="0.1"><failure message="AssertionError: 1 != 2">tb</failure></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_report_groups_unexpected_differences_by_message_with_the_compiler_diagnostic(tmp_path):
+    """141 regressions with one cause read as one line: the compiler's own error, not 'C++ compile error'."""
+    (tmp_path / "r.xml").write_text(CPP_FAILURE)
+    results, _ = up.results_for_file(up.read_junit(tmp_path / "r.xml"), "dynamo/test_hooks.py")
+    base = _base({t: "passed" for t in results}, file="dynamo/test_hooks.py")
+    run = up.FileRun("dynamo/test_hooks.py", results, frozenset(results), frozenset(results))
+    text = up.render_report(up.RunInfo("ci", "m", "t", "d", "s", "now", 1.0), [run],
+                            up.compare([run], {"dynamo/test_hooks.py": base}, []), limit=5)
+    diag = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: -- "
+            "fatal error: /gone/inductor/2r/c2r.h: No such file or directory")
+    assert f"| REGRESSION | `HooksTests::test_a` | `dynamo/test_hooks.py` | passed | failed | UNEXPECTED | {diag} |" in text
+    groups = text.split("## Unexpected differences by message")[1]
+    assert f"| 2 | {diag} | `dynamo/test_hooks.py::HooksTests::test_a` |" in groups
+    assert "| 1 | AssertionError: 1 != 2 | `dynamo/test_hooks.py::HooksTests::test_c` |" in groups
+
+
 def test_collection_error_in_an_imported_junit_fails_the_run(tmp_path):
     (tmp_path / "r.xml").write_text(JUNIT)
     exp = tmp_path / "exp"
@@ -298,6 +327,25 @@ def test_plugin_source_compiles():
 
 
 # -- CLI: usage and bad input ---------------------------------------------------------------
+
+def test_test_caches_are_kept_in_place_and_emptied_when_copied(tmp_path, monkeypatch):
+    """Inductor's cache names headers by absolute path: a copied cache dir would fail every compile."""
+    from tools import run_upstream_tests as rut
+    env = rut.cache_env(tmp_path / "a", "k")
+    kernel = Path(env["TORCHINDUCTOR_CACHE_DIR"]) / "2r" / "c2r.h"
+    kernel.parent.mkdir()
+    kernel.write_text("// cached")
+    assert rut.cache_env(tmp_path / "a", "k") == env and kernel.is_file()  # same place: reused
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    env_b = rut.cache_env(tmp_path / "b", "k")
+    assert not (Path(env_b["TORCHINDUCTOR_CACHE_DIR"]) / "2r").exists()  # copied: emptied
+    assert Path(env_b["TORCH_EXTENSIONS_DIR"]).is_dir()
+    assert kernel.is_file()  # the original is untouched
+    legacy = tmp_path / "c" / "test-caches" / "k" / "inductor" / "x"
+    legacy.mkdir(parents=True)
+    rut.cache_env(tmp_path / "c", "k")
+    assert not legacy.exists()  # no record of where it was made: emptied
+
 
 def test_help():
     res = run_tool("run_upstream_tests", "--help")

@@ -56,6 +56,7 @@ prints them with the baseline counts.
 from __future__ import annotations
 
 import dataclasses
+import re
 import datetime as _dt
 import hashlib
 import json
@@ -255,13 +256,26 @@ def nodeid_test_id(nodeid: str) -> str:
     return nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
 
 
+_COMPILER_ERROR = re.compile(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: .*$", re.M)
+
+
+def _with_compiler_error(message: str, body: str | None) -> str:
+    """Append the first compiler diagnostic of the traceback: 'C++ compile error' alone says nothing."""
+    m = _COMPILER_ERROR.search(body or "")
+    if not m:
+        return message
+    diag = m.group(0).split(": ", 1)[1]  # drop the generated file's path, so one cause groups as one
+    return f"{_first_line(message)} -- {diag}"
+
+
 def junit_outcome(tc: ET.Element) -> tuple[str, str]:
     failure, error, skipped = tc.find("failure"), tc.find("error"), tc.find("skipped")
     if failure is not None:
         msg = failure.get("message", "")
-        return ("xpassed" if msg.startswith("[XPASS(strict)]") else "failed"), msg
+        kind = "xpassed" if msg.startswith("[XPASS(strict)]") else "failed"
+        return kind, _with_compiler_error(msg, failure.text)
     if error is not None:
-        return "error", error.get("message", "")
+        return "error", _with_compiler_error(error.get("message", ""), error.text)
     if skipped is not None:
         kind = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
         return kind, skipped.get("message", "")
@@ -488,6 +502,7 @@ class Diff:
     now: str | None
     kind: str
     reason: str = ""  # from changes.json
+    message: str = ""  # first line of this run's failure/skip message
 
     @property
     def failing(self) -> bool:
@@ -546,7 +561,7 @@ def compare(runs: Sequence[FileRun], baselines: Mapping[str, Baseline | None], c
             kind = classify(btests.get(tid), res.outcome if res else None, change)
             if kind is not None:
                 diffs.append(Diff(run.file, tid, btests.get(tid), res.outcome if res else None, kind,
-                                  change.reason if change else ""))
+                                  change.reason if change else "", res.message if res else ""))
     return Comparison(diffs, bcounts, ncounts, filtered, unknown, no_baseline, problems)
 
 
@@ -566,6 +581,18 @@ class RunInfo:
 
 def _cell(text: str | None) -> str:
     return (text or "-").replace("|", "\\|").replace("\n", " ")
+
+
+def _short(message: str, limit: int = 160) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def failure_groups(diffs: Sequence[Diff]) -> list[tuple[str, list[Diff]]]:
+    """Unexpected differences grouped by message, largest group first: 141 regressions read as one cause."""
+    groups: dict[str, list[Diff]] = {}
+    for d in diffs:
+        groups.setdefault(_short(d.message) or f"(no message: now {d.now or 'missing'})", []).append(d)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
 def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, limit: int | None = None) -> str:
@@ -618,19 +645,27 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
     if not cmp.diffs:
         lines.append("None.")
     else:
-        lines += ["| verdict | test | file | baseline | now | reason |", "|---|---|---|---|---|---|"]
+        lines += ["| verdict | test | file | baseline | now | reason | message |", "|---|---|---|---|---|---|---|"]
         ordered = sorted(cmp.diffs, key=lambda d: (not d.failing, d.kind, d.file, d.test))
         shown = ordered if limit is None else ordered[:limit]
         for d in shown:
             reason = d.reason if d.reason else ("UNEXPECTED" if d.failing else "")
-            lines.append(f"| {d.kind} | `{_cell(d.test)}` | `{d.file}` | {_cell(d.baseline)} | {_cell(d.now)} | {_cell(reason)} |")
+            lines.append(f"| {d.kind} | `{_cell(d.test)}` | `{d.file}` | {_cell(d.baseline)} | {_cell(d.now)} | {_cell(reason)} "
+                         f"| {_cell(_short(d.message))} |")
         if len(shown) < len(ordered):
-            lines.append(f"| ... | {len(ordered) - len(shown)} more in the report file | | | | |")
+            lines.append(f"| ... | {len(ordered) - len(shown)} more in the report file | | | | | |")
     kinds: dict[str, int] = {}
     for d in cmp.diffs:
         kinds[d.kind] = kinds.get(d.kind, 0) + 1
     if kinds:
         lines += ["", "By kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))]
+    groups = failure_groups(cmp.failures)
+    if groups:
+        lines += ["", "## Unexpected differences by message", "", "| count | message | e.g. |", "|---:|---|---|"]
+        for msg, ds in groups[: 10 if limit is not None else None]:
+            lines.append(f"| {len(ds)} | {_cell(msg)} | `{_cell(ds[0].file)}::{_cell(ds[0].test)}` |")
+        if limit is not None and len(groups) > 10:
+            lines.append(f"| ... | {len(groups) - 10} more messages in the report file | |")
     slow = sorted((r for run in runs for r in ((run.file, x) for x in run.results.values())), key=lambda fr: -fr[1].seconds)[:15]
     lines += ["", "## Slowest tests", "", "| seconds | test | file | outcome |", "|---:|---|---|---|"]
     for f, r in slow:
