@@ -62,6 +62,9 @@ def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path) ->
         lines.append(f"  [{'x' if i < state.applied else ' '}] {name}")
     if state.on_top:
         lines.append(f"  ({state.on_top} commit(s) above the stack)")
+    if state.stale:
+        lines.append(f"  ({state.stale} commit(s) from an older version of the stack, made by apply_patches; "
+                     "applying replaces them)")
     return "\n".join(lines)
 
 
@@ -91,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     tree.ensure_clean(stack)
     if args.revert:
-        if state.applied == 0:
+        if state.applied == 0 and not state.stale:
             ui.out(f"{tree.path}: no patch of the stack is applied; nothing to revert")
             return ui.EXIT_OK
         if state.on_top:
@@ -99,12 +102,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{state.on_top} commit(s) sit above the stack in {tree.path}; move them off first "
                 "(e.g. `git rebase --onto <base> <stack-top>`), then revert"
             )
-        with ui.step(f"reverting {state.applied} patch(es) in {tree.path}"):
+        n = state.applied + state.stale
+        with ui.step(f"reverting {n} patch(es) in {tree.path}"):
             tree.revert(stack, state)
-        ui.out(f"{tree.path}: reverted {state.applied} patch(es); the tree is at the pin")
+        ui.out(f"{tree.path}: reverted {n} patch(es); the tree is at the pin")
         return ui.EXIT_OK
 
     remaining = len(stack) - state.applied
+    if state.stale and not args.check:
+        with ui.step(f"dropping {state.stale} commit(s) of an older version of the stack from {tree.path}"):
+            tree.drop_stale(state)
     if remaining == 0:
         what = "the stack is empty" if len(stack) == 0 else f"all {len(stack)} patches are already applied"
         ui.out(f"{tree.path}: {what}; nothing to do")

@@ -237,6 +237,49 @@ def test_user_commits_above_the_stack_block_revert(pin_clone, stack):
     assert (repo / "NOTES.md").read_text() == "mine\n"
 
 
+def _edit_patch(stack: Path, index: int) -> str:
+    """Change what patch ``index`` adds (one comment), as a developer editing the stack would."""
+    name = (stack / "series").read_text().split()[index]
+    lines = (stack / name).read_text().split("\n")
+    i = next(i for i, line in enumerate(lines) if line.startswith("+") and not line.startswith("+++") and line[1:].strip())
+    path = next(line for line in reversed(lines[:i]) if line.startswith("+++ "))
+    lines[i] += "  # edited:" if path.endswith(".py") else "  // edited:"
+    (stack / name).write_text("\n".join(lines))
+    return name
+
+
+def test_an_edited_stack_replaces_the_commits_apply_made_from_the_old_one(pin_clone, stack):
+    repo = pin_clone()
+    pin = git(repo, "rev-parse", "HEAD")
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    _edit_patch(stack, 3)
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+    assert "3/6 patches" in status and "(3 commit(s) from an older version of the stack" in status
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert "dropping 3 commit(s) of an older version of the stack" in res.stderr
+    assert "6/6 patches" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+    assert git(repo, "status", "--porcelain") == "" and "edited:" in git(repo, "show", "HEAD~2")
+    assert git(repo, "rev-list", "--count", f"{pin.strip()}..HEAD").strip() == "6"
+    _edit_patch(stack, 0)  # the first patch: nothing of the stack matches any more; revert still knows the pin
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--revert")
+    assert res.returncode == 0, res.stderr
+    assert git(repo, "rev-parse", "HEAD") == pin and git(repo, "status", "--porcelain") == ""
+
+
+def test_an_edited_stack_never_drops_a_user_commit(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    (repo / "NOTES.md").write_text("mine\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-qm", "my work")
+    _edit_patch(stack, 3)
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 3 and "4 commit(s) sit above patch 3 of the stack" in res.error_line
+    assert git_state(repo) == before and (repo / "NOTES.md").read_text() == "mine\n"
+
+
 def test_paths_with_spaces(pin_clone, stack):
     repo = pin_clone("a checkout with spaces")
     assert " " in str(stack)

@@ -42,6 +42,8 @@ class TreeState:
     applied: int  # how many patches of the series (a prefix) are applied
     on_top: int = 0  # git: commits above the stack's top
     base: str | None = None  # git: the commit the stack sits on
+    stale: int = 0  # git: commits above the applied prefix that apply_patches made from an older stack
+    top: str | None = None  # git: the applied prefix's top commit (what `stale` sits on)
 
 
 def _check_writable(path: Path, what: str) -> None:
@@ -183,8 +185,13 @@ class GitTree:
             pid_of[commit] = pid
         commit_pids = [pid_of.get(c, "") for c in commits]
         want = self._patch_ids_of_files(stack)
+        made, made_base = self._made_by_apply()
         if want[0] not in commit_pids:
-            return TreeState(applied=0, base=head)
+            if made and made_base in commits and all(c in made for c in commits[: commits.index(made_base)]):
+                # every commit above made_base came from an older version of the stack
+                n = commits.index(made_base)
+                return TreeState(applied=0, base=made_base, stale=n, top=made_base)
+            return TreeState(applied=0, base=head, top=head)
         j = commit_pids.index(want[0])
         k = 1
         while k < len(want) and j - k >= 0 and commit_pids[j - k] == want[k]:
@@ -192,7 +199,31 @@ class GitTree:
         base = commits[j + 1] if j + 1 < len(commits) else None
         if base is None:
             raise ui.UserError(f"the stack's first patch is the root commit of {self.path}; its base must be the v2.6.0 commit")
-        return TreeState(applied=k, on_top=j - k + 1, base=base)
+        on_top, top = j - k + 1, commits[j - k + 1]
+        if on_top and all(c in made for c in commits[:on_top]):
+            return TreeState(applied=k, base=base, stale=on_top, top=top)
+        return TreeState(applied=k, on_top=on_top, base=base, top=top)
+
+    def _made_by_apply(self) -> tuple[set[str], str | None]:
+        """The commits that HEAD's latest run of ``fca apply`` moves put there, and the commit before them.
+
+        Read from HEAD's reflog: only a chain of ``fca apply`` entries ending at the current HEAD counts,
+        so a commit the user made (or a reset, rebase, checkout) is never taken for ours.
+        """
+        proc = self.sh.run(*Shell.git_argv("reflog", "show", "--format=%H %gs", "HEAD"), check=False, log=False)
+        entries = [line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line]
+        if proc.returncode != 0 or not entries or entries[0][0] != self.head():
+            return set(), None
+        made: set[str] = set()
+        before = None
+        for i, (commit, subject) in enumerate(entries):
+            if subject == "fca drop-stale":
+                continue  # moved HEAD back onto commits an earlier apply made
+            if subject != "fca apply" or i + 1 == len(entries):
+                break
+            before = entries[i + 1][0]
+            made.update(self.git("rev-list", f"{before}..{commit}", log=False).split())
+        return made, before
 
     def verify_base(self, stack: Stack, state: TreeState) -> None:
         assert state.base is not None
@@ -204,8 +235,13 @@ class GitTree:
     # -- operations -------------------------------------------------------------------------
     def check(self, stack: Stack, state: TreeState) -> None:
         remaining = list(zip(stack.files, stack.patches))[state.applied :]
-        contents = self.read_at("HEAD", stack.watched)
+        contents = self.read_at(state.top or "HEAD", stack.watched)
         apply_to_contents(self.sh, contents, remaining)
+
+    def drop_stale(self, state: TreeState) -> None:
+        """Move HEAD (and the tree) off the commits an older stack left, to the applied prefix's top."""
+        assert state.stale and state.top is not None
+        self._move_tree("drop-stale", self.head(), state.top)
 
     def _move_tree(self, op: str, old: str, new: str) -> None:
         paths = self.git("diff", "--name-only", "--no-renames", old, new, log=False).splitlines()
