@@ -3,7 +3,8 @@
 
 Targets (where torch comes from):
   default          the overlay venv (python tools/overlay.py run -- python -m pytest ...),
-                   test files from the tree the overlay was built from
+                   test files from the tree the overlay was built from; --overlay-dir,
+                   --venv and --stack select another overlay (as given to overlay.py build)
   --baseline       stock torch==2.6.0 in <cache>/venvs/stock, test files as of the pin
   --torch-build P  a source build of P (tools/build_torch.py --mode develop), run with --python
 
@@ -101,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--baseline", action="store_true", help="run on stock torch==2.6.0 (<cache>/venvs/stock) with the pin's test files")
     target.add_argument("--torch-build", type=Path, metavar="PATH", help="run on a source build of PATH (setup.py develop), tests from PATH/test")
     p.add_argument("--python", help="interpreter of the --torch-build (default: this one)")
+    p.add_argument("--overlay-dir", type=Path, metavar="DIR",
+                   help="the overlay to run on, as built by `overlay.py --overlay-dir DIR build` (default: <cache>/overlay)")
+    p.add_argument("--venv", type=Path, metavar="DIR", help="that overlay's venv, as given to overlay.py (default: <overlay-dir>/venv)")
+    p.add_argument("--stack", type=Path, metavar="DIR",
+                   help="the stack that overlay was built from, as given to overlay.py (default: patches/)")
     p.add_argument("--torch-src", type=Path, metavar="TREE",
                    help="tree whose test/ to use (default: the overlay's tree; for --baseline the pinned source)")
     p.add_argument("--report", type=Path, help="markdown report (default: <cache>/reports/upstream-<profile>[-mode].md)")
@@ -124,6 +130,11 @@ def check_args(args: argparse.Namespace) -> None:
         raise usage("--record-baseline records the stock baseline: use it with --baseline (or --from-junit XML)")
     if args.python and not args.torch_build:
         raise usage("--python is the interpreter of a source build: use it with --torch-build PATH")
+    overlay_only = [opt for opt, _ in given_overlay_options(args)]
+    if overlay_only and mode_of(args) != "overlay":
+        other = "--from-junit" if args.from_junit else "--baseline" if args.baseline else "--torch-build"
+        what = f"{overlay_only[0]} selects" if len(overlay_only) == 1 else f"{', '.join(overlay_only)} select"
+        raise usage(f"{what} the overlay to run on, which {other} does not use: drop {'it' if len(overlay_only) == 1 else 'them'}")
     if args.from_junit:
         if args.torch_build:
             raise usage("--from-junit imports results instead of running: it cannot be combined with --torch-build")
@@ -181,18 +192,33 @@ def cmd_list(profile: up.Profile, suites: Sequence[up.Suite], exp_dir: Path) -> 
 
 # -- targets --------------------------------------------------------------------------------
 
-def read_overlay_stamp(cache: Path) -> dict:
-    stamp = cache / "overlay" / "stamp.json"
+def given_overlay_options(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    return [(opt, v) for opt, v in (("--overlay-dir", args.overlay_dir), ("--venv", args.venv), ("--stack", args.stack)) if v]
+
+
+def overlay_options(args: argparse.Namespace) -> list[str]:
+    """--overlay-dir/--venv/--stack as given, for every overlay.py command (absolute: overlay.py runs elsewhere)."""
+    return [a for opt, v in given_overlay_options(args) for a in (opt, str(v.resolve()))]
+
+
+def overlay_command(args: argparse.Namespace, *command: str) -> str:
+    return shlex.join(["python", "tools/overlay.py", *overlay_options(args), *command])
+
+
+def read_overlay_stamp(args: argparse.Namespace) -> dict:
+    from tools.overlay import STAMP_JSON, overlay_root
+
+    stamp = overlay_root(args) / STAMP_JSON
     if not stamp.is_file():
         raise ui.UserError(
-            f"no overlay is built ({stamp} is missing): build it with `python tools/overlay.py build`, "
+            f"no overlay is built ({stamp} is missing): build it with `{overlay_command(args, 'build')}`, "
             "or run the stock baseline with --baseline"
         )
     try:
         data = json.loads(stamp.read_text())
         data["stack"], data["tree"]
     except (ValueError, KeyError, TypeError):
-        raise ui.UserError(f"{stamp} is unreadable; rebuild the overlay: python tools/overlay.py build") from None
+        raise ui.UserError(f"{stamp} is unreadable; rebuild the overlay: {overlay_command(args, 'build')}") from None
     return data
 
 
@@ -249,15 +275,15 @@ def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
         key = "build-" + hashlib.sha256(str(tree).encode()).hexdigest()[:12]
         target = Target("build", [args.python or sys.executable], tree, tree / "test", key)
     else:
-        stamp = read_overlay_stamp(cache)
+        stamp = read_overlay_stamp(args)
         tree = Path(stamp["tree"]).resolve()
         if args.torch_src and args.torch_src.resolve() != tree:
             raise ui.UserError(
                 f"the overlay was built from {tree}, not {args.torch_src}: its test files would not match; "
-                f"rebuild it with `python tools/overlay.py build --torch-src {args.torch_src}` or drop --torch-src"
+                f"rebuild it with `{overlay_command(args, 'build', '--torch-src', str(args.torch_src))}` or drop --torch-src"
             )
         _check_tree(tree, "the overlay's tree")
-        python = [sys.executable, str(OVERLAY_TOOL), "-q", "run", "--", "python"]
+        python = [sys.executable, str(OVERLAY_TOOL), "-q", *overlay_options(args), "run", "--", "python"]
         target = Target("overlay", python, tree, tree / "test", stamp["stack"])
     probe(target, sh)
     return target

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, run_tool
+from conftest import REPO_ROOT, export_stack, git, run_tool, snapshot
 from tools.lib import paths, ui
 from tools.lib import upstream as up
 
@@ -351,7 +351,7 @@ def test_help():
     res = run_tool("run_upstream_tests", "--help")
     assert res.returncode == 0 and res.stdout.startswith("usage: ")
     for text in ("--profile {ci,full}", "--baseline", "--torch-build", "--record-baseline", "--from-junit", "--shard",
-                 "REGRESSION", "UNEXPECTED PASS", "Exit codes"):
+                 "--overlay-dir DIR", "--venv DIR", "--stack DIR", "REGRESSION", "UNEXPECTED PASS", "Exit codes"):
         assert text in res.stdout, text
 
 
@@ -365,6 +365,7 @@ def test_help():
         (["--shard", "half"], "error: --shard 'half': expected I/N, e.g. 1/4"),
         (["--from-junit", __file__, "-k", "x"], "error: --from-junit imports whole junit files: -k and --shard do not apply"),
         (["--files", "inductor/test_compiled_autograd"], "expected a test file like"),
+        (["--baseline", "--venv", "/v"], "error: --venv selects the overlay to run on, which --baseline does not use: drop it"),
         (["--no-such-option"], "unrecognized arguments"),
     ],
 )
@@ -381,6 +382,8 @@ def test_missing_overlay_is_a_clear_error(tmp_path):
         f"error: no overlay is built ({tmp_path}/overlay/stamp.json is missing): build it with "
         "`python tools/overlay.py build`, or run the stock baseline with --baseline"
     )
+    res = run_tool("run_upstream_tests", "--overlay-dir", tmp_path / "ov", "--files", TCA)
+    assert res.returncode == 3 and f"build it with `python tools/overlay.py --overlay-dir {tmp_path / 'ov'} build`" in res.error_line
 
 
 def test_stale_overlay_is_a_clear_error(tmp_path, pinned_source):
@@ -587,3 +590,71 @@ def test_default_run_is_the_patched_tree_on_the_overlay(overlay_built, tmp_path)
     if not changes & {(TCA, t) for t in FAST_PASSED | FAST_SKIPPED}:
         assert res.returncode == 0, report
         assert "| passed | 4 | 4 |" in report and "| skipped | 1 | 1 |" in report
+
+
+# A deliberate Python-only break for the end-to-end test below (never in patches/): every gradient compiled
+# autograd accumulates into a leaf is doubled.  Of FAST_K it fails test_torch_compile_api_eager (measured).
+BREAK_AT = "        self.stack.close()\n"
+BREAK = (
+    "        # DELIBERATELY BROKEN by the tooling's own test: every gradient accumulated into a leaf is doubled\n"
+    "        fx_graph = self.fx_tracer.graph\n"
+    "        for node in list(fx_graph.find_nodes(op=\"call_function\", target=torch.ops.inductor.accumulate_grad_.default)):\n"
+    "            with fx_graph.inserting_before(node):\n"
+    "                node.update_arg(1, fx_graph.call_function(torch.ops.aten.mul.Tensor, (node.args[1], 2)))\n"
+)
+BROKEN = "TestCompiledAutograd::test_torch_compile_api_eager"
+
+
+def test_a_deliberately_broken_patch_fails_the_run_with_a_readable_report(pin_clone, tmp_path):
+    """Issue #4 end to end with the real tools: a broken patch in a throwaway stack is applied to a clone of the
+    pin, built into a throwaway overlay (--overlay-dir/--venv/--stack) and run through upstream's tests; the run
+    fails and says which test broke and why.  The real overlay is left alone.  Slow: venv from the wheelhouse,
+    overlay compile, 5 upstream tests (a few minutes)."""
+    from tools.lib.overlay import install
+
+    real = paths.cache_dir() / "overlay"
+    watched = ["stamp.json", "lib/libfca_overlay.so", f"state/{install.MANIFEST}"] + [
+        str(f.relative_to(real)) for f in real.glob("venv/lib/python3*/site-packages/torch/_dynamo/compiled_autograd.py")]
+    before = snapshot(real, watched)
+
+    repo = pin_clone()
+    ca = repo / "torch/_dynamo/compiled_autograd.py"
+    assert ca.read_text().count(BREAK_AT) == 1
+    ca.write_text(ca.read_text().replace(BREAK_AT, BREAK_AT + BREAK))
+    date = {"GIT_AUTHOR_DATE": "2025-03-01T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-03-01T12:00:00+00:00"}
+    git(repo, "commit", "-qam", "[test] Deliberately broken: compiled autograd doubles accumulated gradients", env=date)
+    stack = export_stack(repo, tmp_path / "stack")
+    git(repo, "reset", "-q", "--hard", "v2.6.0")
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "DELIBERATELY BROKEN" in ca.read_text()
+
+    exp = tmp_path / "exp"  # the committed stock baseline; no recorded changes (those belong to the real stack)
+    shutil.copytree(up.EXPECTATIONS_DIR, exp)
+    (exp / up.CHANGES_FILE).write_text("[]")
+    ov = ["--overlay-dir", tmp_path / "ov", "--venv", tmp_path / "venv", "--stack", stack]
+    test_caches = None
+    try:
+        res = run_tool("overlay", *ov, "build", "--torch-src", repo)
+        assert res.returncode == 0, res.stderr[-3000:]
+        stamp = json.loads((tmp_path / "ov" / "stamp.json").read_text())
+        test_caches = paths.cache_dir() / "test-caches" / stamp["stack"]
+        res = run_tool("run_upstream_tests", *ov, "--torch-src", repo, "--files", TCA, "-k", FAST_K,
+                       "--expectations", exp, "--report", tmp_path / "r.md", "--junit-dir", tmp_path / "j")
+    finally:
+        shutil.rmtree(tmp_path / "venv", ignore_errors=True)  # 5 GB
+        if test_caches is not None:
+            shutil.rmtree(test_caches, ignore_errors=True)
+    report = (tmp_path / "r.md").read_text()
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]
+    assert f"overlay.py -q --overlay-dir {tmp_path / 'ov'} --venv {tmp_path / 'venv'} --stack {stack} run -- python -m pytest" in res.stderr
+    assert f"/test-caches/{stamp['stack']}/inductor" in res.stderr
+    assert "**FAILED: 1 unexpected difference(s)**" in report
+    regression = (f"| REGRESSION | `{BROKEN}` | `{TCA}` | passed | failed | UNEXPECTED | "
+                  "AssertionError: Tensor-likes are not close! |")
+    group = f"| 1 | AssertionError: Tensor-likes are not close! | `{TCA}::{BROKEN}` |"
+    assert regression in report and group in report.split("## Unexpected differences by message")[1]
+    assert "| passed | 4 | 3 |" in report and "| failed | 0 | 1 |" in report
+    for line in ("FAILED: 1 unexpected difference(s)", regression, group):  # the console says the same
+        assert line in res.stdout, line
+    assert snapshot(real, watched) == before  # the real stack's overlay and venv were not touched
