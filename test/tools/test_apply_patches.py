@@ -225,12 +225,16 @@ def test_git_revert_returns_to_the_pin(pin_clone, stack):
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_user_commits_above_the_stack_block_revert(pin_clone, stack):
-    repo = pin_clone()
+def _applied_with_a_user_commit_on_top(repo: Path, stack: Path) -> Path:
     assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
     (repo / "NOTES.md").write_text("mine\n")
     git(repo, "add", "NOTES.md")
     git(repo, "commit", "-qm", "my work")
+    return repo
+
+
+def test_user_commits_above_the_stack_block_revert(pin_clone, stack):
+    repo = _applied_with_a_user_commit_on_top(pin_clone(), stack)
     assert "(1 commit(s) above the stack)" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
     res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--revert")
     assert res.returncode == 3 and "1 commit(s) sit above the stack" in res.error_line
@@ -268,11 +272,7 @@ def test_an_edited_stack_replaces_the_commits_apply_made_from_the_old_one(pin_cl
 
 
 def test_an_edited_stack_never_drops_a_user_commit(pin_clone, stack):
-    repo = pin_clone()
-    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
-    (repo / "NOTES.md").write_text("mine\n")
-    git(repo, "add", "NOTES.md")
-    git(repo, "commit", "-qm", "my work")
+    repo = _applied_with_a_user_commit_on_top(pin_clone(), stack)
     _edit_patch(stack, 3)
     before = git_state(repo)
     res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
