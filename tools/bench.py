@@ -119,7 +119,7 @@ def bench_overlay(reps: int) -> str:
     return "\n".join(lines)
 
 
-CA_MODES = ("first-aot_eager", "first-inductor", "recompiles", "steady")
+CA_MODES = ("capture", "first-aot_eager", "first-inductor", "recompiles", "steady")
 
 
 def _ca_sample(venv_kind: str, workload: str, mode: str, env: dict[str, str]) -> dict:
@@ -167,6 +167,9 @@ def _metric_rows(mode: str) -> list[tuple[str, str]]:
     if mode == "recompiles":
         return [("captures_batch", "CA captures, batch sizes 4,8,16,8,32"), ("compiles_batch", "Dynamo compiles, batch sizes"),
                 ("captures_stride", "CA captures, stride/offset-only changes"), ("compiles_stride", "Dynamo compiles, stride/offset-only")]
+    if mode == "capture":
+        return [("first_seconds", "CA capture, first in the process (s)"), ("seconds", "CA capture, repeated (s)"),
+                ("captures", "CA captures per backward")]
     label = {"first-aot_eager": "first backward, aot_eager (s)", "first-inductor": "first backward, inductor (s)",
              "steady": "steady-state backward (s)"}[mode]
     return [("seconds", label)]
@@ -184,7 +187,7 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
                     errs = [s["error"] for s in samples.get((w, mode, kind), []) if "error" in s]
                     cells[kind] = (vals, errs)
                 (sv, se), (ov, oe) = cells["stock"], cells["overlay"]
-                fmt = (lambda v: f"{v:.3f}") if key == "seconds" else (lambda v: f"{v:g}")
+                fmt = (lambda v: f"{v:.3f}") if key.endswith("seconds") else (lambda v: f"{v:g}")
                 sm = fmt(statistics.median(sv)) if sv else f"fails: {se[0][:60]}" if se else "-"
                 om = fmt(statistics.median(ov)) if ov else f"fails: {oe[0][:60]}" if oe else "-"
                 ratio = f"{statistics.median(ov) / statistics.median(sv):.2f}" if sv and ov and statistics.median(sv) else "-"

@@ -4,7 +4,8 @@ Standalone on purpose (imports only torch and the standard library): tools/bench
 runs ``python bench_workloads.py WORKLOAD MODE`` in the stock venv and in the overlay
 venv, interleaved, and reads one JSON line from stdout.
 
-Modes: ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
+Modes: ``capture`` (the CA capture alone, up to the compiler call: the first in the
+process and the median of 4 more), ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
 autograd: capture + compile), ``recompiles`` (CA captures and Dynamo compiles over
 a sequence of batch sizes, and over inputs that differ only in strides / storage
 offset), ``steady`` (median backward time after warm-up, aot_eager).  Every mode
@@ -159,6 +160,28 @@ def run(workload: str, mode: str) -> dict:
         start = time.perf_counter()
         _backward(torch, ca, backend, loss)
         result["seconds"] = time.perf_counter() - start
+    elif mode == "capture":
+        # the CA capture alone: from backward() to the moment the graph reaches the compiler
+        # (identity compiler, so nothing after the capture is timed); median of fresh captures
+        times, captures = [], []
+        for _ in range(5):
+            torch._dynamo.reset()
+            counters.clear()
+            loss = make_loss(8, "plain")
+            reached: list[float] = []
+
+            def compiler(gm):
+                reached.append(time.perf_counter())
+                return gm
+
+            start = time.perf_counter()
+            with ca._enable(compiler):
+                loss.backward()
+            times.append(reached[0] - start)
+            captures.append(counters["compiled_autograd"]["captures"])
+        result["seconds"] = statistics.median(times[1:])  # the first pays one-time imports and bindings
+        result["first_seconds"] = times[0]
+        result["captures"] = max(captures)
     elif mode == "recompiles":
         seq_batch = [(b, "plain") for b in (4, 8, 16, 8, 32)]
         seq_stride = [(8, v) for v in ("plain", "strided", "offset", "plain")]
