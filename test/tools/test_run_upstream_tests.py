@@ -549,8 +549,9 @@ def test_baseline_uses_the_pins_tests_when_the_stack_changes_them(pin_clone, pin
     assert "# test stack" not in (tests / TCA).read_text()
     assert rut.pristine_tests(repo, tmp_path / "cache", sh, stack) == tests  # cached
     assert not (tests.parent.parent / "torch").exists()  # nothing that could shadow the installed torch
-    # the repo's stack leaves the pinned source's tests alone (empty, or not applied): the tree's own test/
-    assert rut.pristine_tests(pinned_source, tmp_path / "cache", sh) == pinned_source / "test"
+    # the repo's own stack on the pinned source: whatever it changes, the baseline gets the pin's tests
+    pristine = rut.pristine_tests(pinned_source, tmp_path / "cache", sh)
+    assert (pristine / TCA).read_text() == git(pinned_source, "show", f"v2.6.0:test/{TCA}")
 
 
 def test_record_baseline_from_junit_updates_only_its_tests(stock_run, tmp_path):

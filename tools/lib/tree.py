@@ -171,10 +171,17 @@ class GitTree:
 
     def state(self, stack: Stack) -> TreeState:
         head = self.head()
-        if not stack.files:
-            return TreeState(applied=0, base=head)
         depth = len(stack) + MAX_COMMITS_ON_TOP
         commits = self.git("rev-list", "--first-parent", f"--max-count={depth}", "HEAD", log=False).split()
+        made, made_base = self._made_by_apply()
+        if made and made_base in commits and all(c in made for c in commits[: commits.index(made_base)]):
+            only_made = commits.index(made_base)  # every commit above made_base came from some version of the stack
+        else:
+            only_made = None
+        if not stack.files:
+            if only_made:
+                return TreeState(applied=0, base=made_base, stale=only_made, top=made_base)
+            return TreeState(applied=0, base=head, top=head)
         log = self.git(
             "-c", "log.showRoot=false", "log", "-p", "--first-parent", "--no-color", "--full-index", f"--max-count={depth}", "--format=commit %H", "HEAD", log=False
         )
@@ -185,12 +192,9 @@ class GitTree:
             pid_of[commit] = pid
         commit_pids = [pid_of.get(c, "") for c in commits]
         want = self._patch_ids_of_files(stack)
-        made, made_base = self._made_by_apply()
         if want[0] not in commit_pids:
-            if made and made_base in commits and all(c in made for c in commits[: commits.index(made_base)]):
-                # every commit above made_base came from an older version of the stack
-                n = commits.index(made_base)
-                return TreeState(applied=0, base=made_base, stale=n, top=made_base)
+            if only_made:
+                return TreeState(applied=0, base=made_base, stale=only_made, top=made_base)
             return TreeState(applied=0, base=head, top=head)
         j = commit_pids.index(want[0])
         k = 1
