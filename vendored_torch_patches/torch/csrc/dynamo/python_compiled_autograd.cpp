@@ -474,6 +474,11 @@ static py::object output_metadata_to_py(
   return std::move(result);
 }
 
+// Opaque calls proxied so far: tells the capture loop whether a node's
+// outputs are dummies of a proxied call (validate_outputs is then proxied
+// too) or were traced inline, like PyNode's (validated at capture, as before).
+static uint64_t proxied_call_count = 0;
+
 struct PyCompilerInterfaceImpl : public PyCompilerInterface {
   // fn_name -> schema of its packed arguments; names bound into
   // torch._dynamo.compiled_autograd.ops (process-global, like `ops`).
@@ -533,6 +538,7 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
       const override {
     const auto& schema = bound().at(fn_name);
     TORCH_INTERNAL_ASSERT(schema.size() == packed.size());
+    ++proxied_call_count;
     py::list pyargs;
     for (const auto i : c10::irange(packed.size())) {
       pyargs.append(packed_to_py(packed[i], schema[i]));
@@ -986,8 +992,24 @@ CacheNode* _compiled_autograd_impl(
 
       SwapSavedVariables saved(compiler_call, state, py_compiler.get(), call);
       saved.before(call.node->next_edges());
+      const uint64_t calls_before = proxied_call_count;
       variable_list outputs = call.node->apply_with_saved(inputs, saved);
-      outputs = proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
+      if (proxied_call_count != calls_before) {
+        // dummy outputs: validating them here would bake in their metadata
+        outputs =
+            proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
+      } else {
+        // traced inline (PyNode, CppNode, GraphRoot, ...): validate the traced
+        // outputs at capture, as before, so that no op separates them from
+        // their consumers (accumulate-grad reordering relies on that)
+        validate_outputs(
+            call.node->next_edges(), outputs, [&](const std::string& msg) {
+              std::ostringstream ss;
+              ss << "[Compiled Autograd Tracing: " << call.node->name() << "] "
+                 << msg;
+              return ss.str();
+            });
+      }
       saved.after(call.node->next_edges());
       saved.debug_asserts();
 
