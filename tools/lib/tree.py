@@ -174,14 +174,13 @@ class GitTree:
         depth = len(stack) + MAX_COMMITS_ON_TOP
         commits = self.git("rev-list", "--first-parent", f"--max-count={depth}", "HEAD", log=False).split()
         made, made_base = self._made_by_apply()
+        # nothing of the stack matches: the tree is the pin, or the pin under commits some older stack made
         if made and made_base in commits and all(c in made for c in commits[: commits.index(made_base)]):
-            only_made = commits.index(made_base)  # every commit above made_base came from some version of the stack
+            unmatched = TreeState(applied=0, base=made_base, stale=commits.index(made_base), top=made_base)
         else:
-            only_made = None
+            unmatched = TreeState(applied=0, base=head, top=head)
         if not stack.files:
-            if only_made:
-                return TreeState(applied=0, base=made_base, stale=only_made, top=made_base)
-            return TreeState(applied=0, base=head, top=head)
+            return unmatched
         log = self.git(
             "-c", "log.showRoot=false", "log", "-p", "--first-parent", "--no-color", "--full-index", f"--max-count={depth}", "--format=commit %H", "HEAD", log=False
         )
@@ -193,9 +192,7 @@ class GitTree:
         commit_pids = [pid_of.get(c, "") for c in commits]
         want = self._patch_ids_of_files(stack)
         if want[0] not in commit_pids:
-            if only_made:
-                return TreeState(applied=0, base=made_base, stale=only_made, top=made_base)
-            return TreeState(applied=0, base=head, top=head)
+            return unmatched
         j = commit_pids.index(want[0])
         k = 1
         while k < len(want) and j - k >= 0 and commit_pids[j - k] == want[k]:
