@@ -153,7 +153,7 @@ def prepare(args: argparse.Namespace) -> tuple:
 
     selected = tuset.select_tus(tree.path, stack.touched)
     selected += [
-        tuset.TU(generated.SHIMS_FILE, tuset.CPU, "stateless helpers libtorch does not export", generated=True),
+        tuset.TU(generated.SHIMS_FILE, tuset.CPU, "helpers libtorch does not export (stateless copies, bridges to its state)", generated=True),
         tuset.TU(generated.STAMP_FILE, tuset.CPU, "build stamp + refuses a different torch", generated=True),
     ]
     pin_dir = _pin_headers(tree, state.base, stack, build)

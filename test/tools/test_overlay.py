@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,112 @@ def test_compiled_autograd_backward_in_overlay_matches_eager(overlay):
         """
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+COPY_SLICES_APPLY = "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE"
+
+
+def test_copyslices_in_the_overlay_reaches_the_engines_graph_task_through_the_bridge(overlay):
+    # functions/tensor.cpp is in the overlay (the stack changes CopyBackwards),
+    # so its CopySlices runs there; with torch.autograd.grad(inputs=...) it marks
+    # its fn's next node as needed in the engine's own exec_info, through the
+    # add_node_to_current_graph_task_exec_info bridge.  Were the bridge acting
+    # on other state, the slice's gradient would be missing.
+    tus = json.loads((OVERLAY / "build-report.json").read_text())["tus"]
+    if not any(tu["path"] == "torch/csrc/autograd/functions/tensor.cpp" for tu in tus):
+        pytest.skip("the stack does not change functions/tensor.cpp")
+    code = WHERE.replace("import torch\n", "import torch\n" + textwrap.dedent("""
+        base = torch.randn(4, requires_grad=True)
+        x = torch.randn(2, requires_grad=True)
+        a = base.clone()
+        a[:2].mul_(x)
+        (g,) = torch.autograd.grad((a * 3).sum(), [base])
+        expected = torch.cat([x.detach() * 3, torch.full((2,), 3.0)])
+        assert torch.equal(g, expected), (g, expected)
+        """), 1)
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "run", "--", "python", "-c", code, COPY_SLICES_APPLY],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == [COPY_SLICES_APPLY, str(overlay)]
+
+
+def test_a_bridge_refuses_a_tree_whose_helper_changed(pinned_source, tmp_path):
+    # A bridge reimplements a non-exported helper that touches libtorch's state;
+    # if the tree's helper is not the one it was written for, the build stops.
+    for rel in {s.source for s in generated.SHIMS} | {b.source for b in generated.BRIDGES}:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pinned_source / rel, tmp_path / rel)
+    assert "add_node_to_current_graph_task_exec_info" in generated.render_shims(tmp_path)
+    engine = tmp_path / "torch/csrc/autograd/engine.cpp"
+    engine.write_text(engine.read_text().replace(
+        "current_graph_task->exec_info_[fn].needed_ = true;",
+        "current_graph_task->exec_info_[fn].needed_ = fn != nullptr;"))
+    with pytest.raises(UserError, match=r"engine.cpp changed the helper the overlay reimplements .*update BRIDGES"):
+        generated.render_shims(tmp_path)
+
+
+CPP_FUNCTION_UNDER_CA = r'''
+import sys
+import torch
+from torch._dynamo import compiled_autograd
+from torch.utils.cpp_extension import load_inline
+
+SOURCE = """
+struct Square : public torch::autograd::Function<Square> {
+  static constexpr bool is_traceable = true;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad) {
+    return {grad[0] * 2 * ctx->get_saved_variables()[0]};
+  }
+};
+torch::Tensor square(const torch::Tensor& x) { return Square::apply(x); }
+"""
+name, include = sys.argv[1], sys.argv[2:]
+mod = load_inline(name=name, cpp_sources=SOURCE, functions="square", extra_include_paths=include)
+x = torch.randn(5, requires_grad=True)
+mod.square(x).sum().backward()
+eager, x.grad = x.grad, None
+graphs = []
+with torch.autograd.set_multithreading_enabled(False):
+    with compiled_autograd._enable(lambda gm: graphs.append(gm) or gm):
+        mod.square(x).sum().backward()
+assert torch.allclose(eager, x.grad), (eager, x.grad)
+print(sorted({n.target.__name__ for n in graphs[0].graph.nodes
+              if isinstance(n.target, compiled_autograd.Op) and n.target.__name__.startswith("CppNode_")}))
+'''
+
+
+def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviour(overlay, pinned_source, tmp_path):
+    # The stack changes CppNode<T>'s inline member functions (not its layout).
+    # An extension compiled against the stock custom_function.h carries the
+    # stock apply_with_saved: in the overlay its backward is still traced
+    # inline, exactly as on stock, with eager-equal grads.  The same source
+    # compiled against the installed (patched) headers records one opaque op.
+    rel = "torch/csrc/autograd/custom_function.h"
+    stock = subprocess.run(["git", "-C", str(pinned_source), "show", f"v2.6.0:{rel}"],
+                           capture_output=True, text=True, check=True).stdout
+    installed = next(VENV.glob(f"lib/python3*/site-packages/torch/include/{rel}")).read_text()
+    if installed == stock:
+        pytest.skip("the stack does not change custom_function.h")
+    (tmp_path / "stock" / rel).parent.mkdir(parents=True)
+    (tmp_path / "stock" / rel).write_text(stock)
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    results = {}
+    for name, include in (("fca_stock_headers", [str(tmp_path / "stock")]), ("fca_patched_headers", [])):
+        proc = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "-q", "run", "--", "python", "-c",
+             CPP_FUNCTION_UNDER_CA, name, *include],
+            capture_output=True, text=True, timeout=900, env=env,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[name] = proc.stdout.strip().splitlines()[-1]
+    assert results == {"fca_stock_headers": "[]", "fca_patched_headers": "['CppNode_Square']"}
 
 
 def test_python_children_get_the_overlay_and_other_children_do_not(overlay):

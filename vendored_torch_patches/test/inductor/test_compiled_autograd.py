@@ -3261,6 +3261,88 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 actual = fn()
         self.assertEqual(expected, actual)
 
+    def test_functional_copy_backward_is_one_opaque_call(self):
+        # Tensor.copy_'s CopyBackwards is one opaque call: the dtype cast of
+        # the src grad and the zeros for the overwritten self are not traced.
+        def fn():
+            src = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+            dst = torch.randn(3, 4, requires_grad=True)
+            d = dst.clone()
+            d.copy_(src)
+            d.sum().backward()
+
+        graphs = self._captured_graphs(fn)
+        self.assertEqual(len(graphs), 1)
+        self.assertExpectedInline(
+            "\n".join(self._call_targets(graphs[0])),
+            """\
+ops.SumBackward0
+ops.validate_outputs
+ops.CopyBackwards
+ops.validate_outputs
+inductor.accumulate_grad_.default
+ops.CloneBackward0
+ops.validate_outputs
+inductor.accumulate_grad_.default
+FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
+        )
+
+    def test_functional_copy_backward_casts_the_grad_to_the_src_options(self):
+        # The src grad comes back in src's dtype (float64 -> float32 here), and
+        # a complex grad flowing to a real src keeps only its real part.
+        def fn():
+            for i in [3, 5]:
+                src = torch.randn(i, 4, dtype=torch.float64, requires_grad=True)
+                dst = torch.randn(i, 4, requires_grad=True)
+                d = dst * 2
+                d.copy_(src)
+                c = torch.zeros(i, 4, dtype=torch.complex64)
+                c.copy_(d * d)
+                (c * (1 + 2j)).abs().sum().backward()
+                yield src.grad
+                yield dst.grad
+
+        self.check_output_and_recompiles(
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+        )
+
+    def test_functional_copy_backward_skips_grads_not_needed(self):
+        # dst does not require grad: only src's output is computed.
+        def fn():
+            for i in [3, 5]:
+                src = torch.randn(i, 4, requires_grad=True)
+                dst = torch.randn(i, 4)
+                dst.copy_(src)
+                (dst * dst).sum().backward()
+                yield src.grad
+
+        self.check_output_and_recompiles(
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+        )
+
+    def test_functional_copy_backward_op_passes_an_undefined_grad_through(self):
+        # ops.CopyBackwards is the same functional as eager's CopyBackwards:
+        # an undefined grad gives undefined grads, whatever is needed.
+        # (End to end this needs a node that returns an undefined grad at
+        # runtime, e.g. an autograd.Function returning None; CA captures those
+        # as defined on stock too.)
+        def fn():
+            src = torch.randn(2, dtype=torch.float64, requires_grad=True)
+            dst = torch.randn(2, requires_grad=True).clone()
+            dst.copy_(src)
+            dst.sum().backward()
+            return src.grad
+
+        self._captured_graphs(fn)
+        op = compiled_autograd.ops.CopyBackwards
+        src_options = (torch.float64, torch.strided, torch.device("cpu"), None, None, None)
+        self.assertEqual(op([None], [True, True], src_options), [None, None])
+        grad = torch.ones(2, dtype=torch.complex64)
+        zeros, to_src = op([grad], [True, True], src_options)
+        self.assertEqual(zeros, torch.zeros(2, dtype=torch.complex64))
+        self.assertEqual(to_src, torch.ones(2, dtype=torch.float64))
+        self.assertEqual(op([grad], [False, True], src_options)[0], None)
+
     def test_verbose_logs_snapshot(self):
         def fn():
             model = torch.nn.Sequential(
