@@ -46,14 +46,18 @@ class Op:
 
     Wraps the C++ function a node bound (uniform signature: a list of
     gradients plus the node's packed saved values, returning a list of
-    Optional[Tensor]).  Registered with ``allow_in_graph``: Dynamo puts the
-    call as-is into the graph it traces from the compiled autograd graph, and
-    AOTAutograd traces through it by running the C++ functional on
-    FakeTensors; at runtime it runs on real tensors.
+    Optional[Tensor]).  A traceable op is registered with ``allow_in_graph``:
+    Dynamo puts the call as-is into the graph it traces from the compiled
+    autograd graph, and AOTAutograd traces through it by running the C++
+    functional on FakeTensors; at runtime it runs on real tensors.  A
+    non-traceable op (a C++ autograd Function not marked ``is_traceable``)
+    is ``torch._dynamo.disable``d: Dynamo graph-breaks on it and it always
+    runs eagerly.
     """
 
-    def __init__(self, name: str, fn: Any) -> None:
-        self.fn = fn
+    def __init__(self, name: str, fn: Any, traceable: bool = True) -> None:
+        self.fn = fn if traceable else torch._dynamo.disable(fn)
+        self.traceable = traceable
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = "torch._dynamo.compiled_autograd.ops"
@@ -72,12 +76,13 @@ class OpNamespace:
     def __init__(self) -> None:
         self._ops: Dict[str, Op] = {}
 
-    def add(self, name: str, fn: Any) -> str:
+    def add(self, name: str, fn: Any, traceable: bool = True) -> str:
         if name in self._ops:
             return name
         assert name.isidentifier() and not name.startswith("_"), name
-        op = Op(name, fn)
-        torch._dynamo.allow_in_graph(op)
+        op = Op(name, fn, traceable)
+        if traceable:
+            torch._dynamo.allow_in_graph(op)
         self._ops[name] = op
         setattr(self, name, op)
         return name
@@ -250,9 +255,9 @@ class AutogradCompilerInstance:
             self.bind_tensors_to_proxies(grad_ins, proxies)
         return tuple(grad_ins)
 
-    def bind_function(self, fn_name, fn):
+    def bind_function(self, fn_name, fn, traceable=True):
         """Called from C++ the first time a node type is captured."""
-        return ops.add(fn_name, fn)
+        return ops.add(fn_name, fn, traceable)
 
     def _graph_arg(self, x):
         # tensors and symbolic ints/floats become proxies, the rest constants
@@ -264,6 +269,8 @@ class AutogradCompilerInstance:
             return [self._graph_arg(y) for y in x]
         if isinstance(x, tuple):
             return tuple(self._graph_arg(y) for y in x)
+        if isinstance(x, dict):
+            return {k: self._graph_arg(v) for k, v in x.items()}
         return x
 
     def _dummy_output(self, metadata):

@@ -936,12 +936,16 @@ struct TORCH_API PyCompilerInterface {
   // Makes `fn` callable from Python as torch._dynamo.compiled_autograd.ops.<fn_name>.
   // `schema` gives the type of every packed argument (Python -> IValue
   // conversion at call time, IValue -> Python conversion at capture time).
-  // Idempotent: only the first call for a name binds.
+  // Idempotent: only the first call for a name binds.  A `traceable` op
+  // goes into the graph Dynamo traces (AOTAutograd runs it on FakeTensors);
+  // a non-traceable one (a C++ autograd Function not marked is_traceable)
+  // makes Dynamo graph-break and runs eagerly, on real tensors.
   virtual void bind_function(
       PyObject* py_compiler,
       const std::string& fn_name,
       functional_apply_t fn,
-      const std::vector<at::TypePtr>& schema) const = 0;
+      const std::vector<at::TypePtr>& schema,
+      bool traceable) const = 0;
 
   // Records `ops.<fn_name>(grads, *packed)` in the CA graph and returns
   // dummy (fake) outputs: output i is undefined when output_metadata[i] is
@@ -973,7 +977,23 @@ TORCH_API variable_list proxy_functional_call(
     const std::vector<at::TypePtr>& schema,
     const variable_list& grads,
     ivalue_list&& packed,
-    const std::vector<bool>& outputs_maybe_defined);
+    const std::vector<bool>& outputs_maybe_defined,
+    bool traceable = true);
+
+// A readable op name, unique per functional: `base` with every character
+// that cannot appear in a Python identifier replaced, and a numeric suffix if
+// a different functional already uses it (two C++ autograd Functions of the
+// same name in two extensions).  The same fn always gets the same name.
+TORCH_API std::string functional_op_name(
+    const std::string& base,
+    functional_apply_t fn);
+
+// Next edges for a node rebuilt by a functional (CppNode<T>): edge i is
+// valid iff needs_input_grad[i], so that task_should_compute_output(i), and
+// AutogradContext::needs_input_grad(i) through it, answer as they did for the
+// original node.  The edges point at a node that never runs.
+TORCH_API edge_list needs_input_grad_edges(
+    const std::vector<bool>& needs_input_grad);
 
 // ---------------------------------------------------------------------------
 // IValuePacker<T>: how a value saved by an autograd node travels through
@@ -1213,6 +1233,92 @@ struct IValuePacker<at::TensorGeometry> {
         IValuePacker<std::vector<c10::SymInt>>::packed_type(),
         IValuePacker<std::vector<c10::SymInt>>::packed_type(),
         IValuePacker<c10::SymInt>::packed_type(),
+    });
+  }
+};
+
+template <>
+struct IValuePacker<std::vector<bool>> {
+  static c10::IValue pack(const std::vector<bool>& t) {
+    return c10::IValue(t);
+  }
+  static std::vector<bool> unpack(const c10::IValue& t) {
+    const auto list = t.toBoolList();
+    return std::vector<bool>(list.begin(), list.end());
+  }
+  static at::TypePtr packed_type() {
+    return at::ListType::ofBools();
+  }
+};
+
+// AutogradContext::saved_data -> Dict[str, Any], keys sorted.  Tensors and
+// top-level SymInts/SymFloats (the capture lifts ints and floats) become
+// graph values; the rest are constants.
+template <>
+struct IValuePacker<ska::flat_hash_map<std::string, at::IValue>> {
+  static c10::IValue pack(const ska::flat_hash_map<std::string, at::IValue>& t) {
+    std::vector<std::string> keys;
+    keys.reserve(t.size());
+    for (const auto& [k, _] : t) {
+      keys.push_back(k);
+    }
+    std::sort(keys.begin(), keys.end());
+    c10::impl::GenericDict dict(at::StringType::get(), at::AnyType::get());
+    dict.reserve(keys.size());
+    for (const auto& k : keys) {
+      dict.insert(k, t.at(k));
+    }
+    return c10::IValue(dict);
+  }
+  static ska::flat_hash_map<std::string, at::IValue> unpack(
+      const c10::IValue& t) {
+    ska::flat_hash_map<std::string, at::IValue> result;
+    for (const auto& entry : t.toGenericDict()) {
+      result.emplace(entry.key().toStringRef(), entry.value());
+    }
+    return result;
+  }
+  static at::TypePtr packed_type() {
+    return at::DictType::create(at::StringType::get(), at::AnyType::get());
+  }
+};
+
+// VariableInfo -> (layout, device, dtype, sizes, requires_grad, is_empty)
+template <>
+struct IValuePacker<VariableInfo> {
+  static c10::IValue pack(const VariableInfo& t) {
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        !t.the_var.has_value(),
+        "compiled autograd: a C++ autograd Function whose output is a nested "
+        "tensor (VariableInfo::the_var) is not supported");
+    return c10::ivalue::Tuple::create(
+        IValuePacker<at::Layout>::pack(t.layout),
+        IValuePacker<c10::Device>::pack(t.device),
+        IValuePacker<at::ScalarType>::pack(t.scalar_type),
+        IValuePacker<std::vector<c10::SymInt>>::pack(t.size),
+        IValuePacker<bool>::pack(t.requires_grad),
+        IValuePacker<bool>::pack(t.is_empty));
+  }
+  static VariableInfo unpack(const c10::IValue& t) {
+    const auto& e = t.toTupleRef().elements();
+    TORCH_INTERNAL_ASSERT(e.size() == 6);
+    VariableInfo result;
+    result.layout = IValuePacker<at::Layout>::unpack(e[0]);
+    result.device = IValuePacker<c10::Device>::unpack(e[1]);
+    result.scalar_type = IValuePacker<at::ScalarType>::unpack(e[2]);
+    result.size = IValuePacker<std::vector<c10::SymInt>>::unpack(e[3]);
+    result.requires_grad = IValuePacker<bool>::unpack(e[4]);
+    result.is_empty = IValuePacker<bool>::unpack(e[5]);
+    return result;
+  }
+  static at::TypePtr packed_type() {
+    return at::TupleType::create({
+        IValuePacker<at::Layout>::packed_type(),
+        IValuePacker<c10::Device>::packed_type(),
+        IValuePacker<at::ScalarType>::packed_type(),
+        IValuePacker<std::vector<c10::SymInt>>::packed_type(),
+        IValuePacker<bool>::packed_type(),
+        IValuePacker<bool>::packed_type(),
     });
   }
 };

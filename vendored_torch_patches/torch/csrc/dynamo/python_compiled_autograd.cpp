@@ -7,6 +7,7 @@
 #include <torch/csrc/dynamo/compiled_autograd.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/python_headers.h>
+#include <torch/csrc/utils/python_symnode.h>
 #include <torch/csrc/utils/pythoncapi_compat.h>
 #include <torch/csrc/utils/tensor_memoryformats.h>
 #include <iostream>
@@ -405,6 +406,16 @@ static py::object packed_to_py(const c10::IValue& iv, const at::TypePtr& type) {
       }
       return std::move(result);
     }
+    case c10::TypeKind::DictType: {
+      const auto& value_type =
+          type->expectRef<c10::DictType>().getValueType();
+      py::dict result;
+      for (const auto& entry : iv.toGenericDict()) {
+        result[torch::jit::toPyObject(entry.key())] =
+            packed_to_py(entry.value(), value_type);
+      }
+      return std::move(result);
+    }
     case c10::TypeKind::ScalarTypeType:
       return py::reinterpret_borrow<py::object>(
           reinterpret_cast<PyObject*>(torch::getTHPDtype(iv.toScalarType())));
@@ -420,6 +431,40 @@ static py::object packed_to_py(const c10::IValue& iv, const at::TypePtr& type) {
     default:
       return torch::jit::toPyObject(iv);
   }
+}
+
+// An argument of an op back to its packed IValue, when the op runs (eagerly
+// or on FakeTensors).  Any (values of a C++ autograd Function's saved_data)
+// is inferred from the Python value, except that SymInts and SymFloats, which
+// the capture makes of lifted ints and floats, stay symbolic.
+static c10::IValue py_to_packed(py::handle obj, const at::TypePtr& type) {
+  switch (type->kind()) {
+    case c10::TypeKind::AnyType:
+      if (torch::is_symint(obj)) {
+        return c10::IValue(py::cast<c10::SymInt>(obj));
+      }
+      if (torch::is_symfloat(obj)) {
+        return c10::IValue(py::cast<c10::SymFloat>(obj));
+      }
+      return torch::jit::toTypeInferredIValue(obj);
+    case c10::TypeKind::DictType: {
+      const auto& dict_type = type->expectRef<c10::DictType>();
+      if (dict_type.getValueType()->kind() != c10::TypeKind::AnyType) {
+        break;
+      }
+      c10::impl::GenericDict dict(
+          dict_type.getKeyType(), dict_type.getValueType());
+      for (const auto& item : py::cast<py::dict>(obj)) {
+        dict.insert(
+            torch::jit::toIValue(item.first, dict_type.getKeyType()),
+            py_to_packed(item.second, dict_type.getValueType()));
+      }
+      return c10::IValue(dict);
+    }
+    default:
+      break;
+  }
+  return torch::jit::toIValue(obj, type);
 }
 
 // (layout, device, dtype, sizes, is_tensor_subclass): what a dummy output or
@@ -491,7 +536,8 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
       PyObject* py_compiler,
       const std::string& fn_name,
       functional_apply_t fn,
-      const std::vector<at::TypePtr>& schema) const override {
+      const std::vector<at::TypePtr>& schema,
+      bool traceable) const override {
     if (bound().count(fn_name)) {
       return;
     }
@@ -514,7 +560,7 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
           ivalue_list packed;
           packed.reserve(schema.size());
           for (const auto i : c10::irange(schema.size())) {
-            packed.emplace_back(torch::jit::toIValue(pyargs[i], schema[i]));
+            packed.emplace_back(py_to_packed(pyargs[i], schema[i]));
           }
           variable_list outputs;
           {
@@ -525,7 +571,12 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
               THPVariable_WrapList(outputs));
         });
     check(PyObject_CallMethod(
-        py_compiler, "bind_function", "sO", fn_name.c_str(), wrapped.ptr()));
+        py_compiler,
+        "bind_function",
+        "sOO",
+        fn_name.c_str(),
+        wrapped.ptr(),
+        traceable ? Py_True : Py_False));
     bound().emplace(fn_name, schema);
   }
 
@@ -627,7 +678,11 @@ static variable_list proxy_validate_outputs(
   };
   const PyCompilerInterface* iface = getPyCompilerInterface();
   iface->bind_function(
-      py_compiler, "validate_outputs", &validate_outputs_functional, schema);
+      py_compiler,
+      "validate_outputs",
+      &validate_outputs_functional,
+      schema,
+      /*traceable=*/true);
   return iface->call_function(
       py_compiler,
       "validate_outputs",
