@@ -38,10 +38,12 @@ def overlay(pinned_source) -> Path:
     return OVERLAY / "lib" / cc.LIB_NAME
 
 
-def in_overlay(code: str, *extra: str) -> subprocess.CompletedProcess:
+def in_overlay(code: str, *extra: str, args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+               timeout: int = 900) -> subprocess.CompletedProcess:
+    """``overlay.py [extra] run -- python -c CODE [args]``: overlay options before ``run``, script args after."""
     return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), *extra, "run", "--", "python", "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, timeout=900,
+        [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), *extra, "run", "--", "python", "-c", textwrap.dedent(code), *args],
+        capture_output=True, text=True, timeout=timeout, env=env,
     )
 
 
@@ -131,10 +133,7 @@ def test_copyslices_in_the_overlay_reaches_the_engines_graph_task_through_the_br
         expected = torch.cat([x.detach() * 3, torch.full((2,), 3.0)])
         assert torch.equal(g, expected), (g, expected)
         """), 1)
-    proc = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "run", "--", "python", "-c", code, COPY_SLICES_APPLY],
-        capture_output=True, text=True, timeout=300,
-    )
+    proc = in_overlay(code, args=(COPY_SLICES_APPLY,), timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == [COPY_SLICES_APPLY, str(overlay)]
 
@@ -206,11 +205,7 @@ def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviou
     env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     results = {}
     for name, include in (("fca_stock_headers", [str(tmp_path / "stock")]), ("fca_patched_headers", [])):
-        proc = subprocess.run(
-            [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "-q", "run", "--", "python", "-c",
-             CPP_FUNCTION_UNDER_CA, name, *include],
-            capture_output=True, text=True, timeout=900, env=env,
-        )
+        proc = in_overlay(CPP_FUNCTION_UNDER_CA, "-q", args=(name, *include), env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         results[name] = proc.stdout.strip().splitlines()[-1]
     assert results == {"fca_stock_headers": "[]", "fca_patched_headers": "['CppNode_Square']"}
