@@ -3139,14 +3139,18 @@ TORCH_LIBRARY(test_cudagraphs_cpu_scalar_used_in_cpp_custom_op, m) {
         with ctx():
             self.check_output_and_recompiles(fn)
 
+        # The AOT backward's inputs are the outputs of its prologue op (named
+        # after the AOT graph's placeholders); the graph inputs keep their
+        # getitem names.
         expected_logs = [
             "code: CompiledFunctionBackward (NodeCall 2)",
+            "code: CompiledFunctionBackward0 (NodeCall 2)",
+            "aot0_backward_prologue",
             "aot0_primals_3",
             "aot0_relu",
             "aot0_le",
             "aot0_permute_2",
             "aot0_tangents_1",
-            "code: CompiledFunctionBackward0 (NodeCall 2)",
             "aot0_full_default",
             "aot0_where",
             "aot0_mm",
@@ -3246,9 +3250,10 @@ TORCH_LIBRARY(test_cudagraphs_cpu_scalar_used_in_cpp_custom_op, m) {
             opt_fn(y, obj).sum().backward()
         self.assertEqual(x.grad, y.grad)
 
+        # (the copied nodes take the AOT graph's own placeholder names)
         expected_logs = [
             "CompiledFunctionBackward0",
-            "aot0_primals_2",
+            "aot0_primals_1",
             "aot0_tangents_2",
             "aot0_tangents_1",
             "aot0_sin",
@@ -3337,17 +3342,10 @@ TORCH_LIBRARY(test_cudagraphs_cpu_scalar_used_in_cpp_custom_op, m) {
                 fn()
         return graphs
 
-    @staticmethod
-    def _call_targets(gm):
-        def name(target):
-            if isinstance(target, compiled_autograd.Op):
-                return f"ops.{target.__name__}"
-            if isinstance(target, torch._ops.OpOverload):
-                return str(target)
-            return target.__qualname__
-
+    @classmethod
+    def _call_targets(cls, gm):
         return [
-            name(n.target)
+            cls._call_targets_name(n.target)
             for n in gm.graph.nodes
             if n.op == "call_function" and n.target is not operator.getitem
         ]
@@ -3580,6 +3578,158 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
         self.assertEqual(to_src, torch.ones(2, dtype=torch.float64))
         self.assertEqual(op([grad], [False, True], src_options)[0], None)
 
+    def test_functional_python_function_once_traced_inline_is_one_call(self):
+        # A Function with _compiled_autograd_should_lift = False (the switch
+        # AOTAutograd's CompiledFunction used) had its backward traced inline
+        # into the capture.  The switch is gone: every Python backward is one
+        # call_backward, and its aten ops are not in the capture.
+        class Square(torch.autograd.Function):
+            _compiled_autograd_should_lift = False
+
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 2 * x
+
+        def fn():
+            for i in [3, 5]:
+                x = torch.randn(i, 4, requires_grad=True)
+                Square.apply(x).sum().backward()
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+        )
+        torch._dynamo.reset()
+        graphs = self._captured_graphs(lambda: list(fn()))
+        self.assertExpectedInline(
+            "\n".join(self._call_targets(graphs[0])),
+            """\
+ops.SumBackward0
+ops.validate_outputs
+call_backward
+inductor.accumulate_grad_.default
+FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
+        )
+
+    @mock.patch(
+        "torch._functorch.aot_autograd.AOT_COUNTER", new_callable=itertools.count
+    )
+    def test_functional_aot_backward_prologue_is_one_call_then_the_graph_is_copied(
+        self, _
+    ):
+        # The backward of a compiled region is not run at capture: its
+        # prologue is one opaque op, then the nodes of its AOT backward graph
+        # follow, named as there (aot<id>_<name>) and in its order.
+        @torch.compile(backend="aot_eager")
+        def f(x, w):
+            return (x @ w).sin().sum()
+
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, 5, requires_grad=True)
+        xe, we = x.detach().requires_grad_(), w.detach().requires_grad_()
+        (xe @ we).sin().sum().backward()
+        graphs = self._captured_graphs(lambda: f(x, w).backward())
+        self.assertEqual((x.grad, w.grad), (xe.grad, we.grad))
+        self.assertExpectedInline(
+            "\n".join(
+                f"{n.name}: {self._call_targets_name(n.target)}"
+                for n in graphs[0].graph.nodes
+                if n.op == "call_function" and n.name.startswith("aot")
+            ),
+            """\
+aot0_backward_prologue: AOTBackwardPrologue0
+aot0_mm: getitem
+aot0_t: getitem
+aot0_t_1: getitem
+aot0_tangents_1: getitem
+aot0_expand: aten.expand.default
+aot0_cos: aten.cos.default
+aot0_mul: aten.mul.Tensor
+aot0_mm_1: aten.mm.default
+aot0_mm_2: aten.mm.default""",
+        )
+
+    def test_functional_aot_backward_with_saved_symints(self):
+        # A dynamic region saves SymInts for its backward.  The copied graph
+        # takes them from the capture's sizes: the second batch size
+        # recaptures with dynamic sizes (as on stock), the third reuses it.
+        @torch.compile(backend="aot_eager", dynamic=True)
+        def f(x, w):
+            return (x.reshape(-1, 2) * w).sin().reshape(x.shape[0], -1)
+
+        symints = []
+        proxy_call = compiled_autograd.AutogradCompilerInstance.proxy_call_aot_backward
+
+        def spy(self, grads, ctx, *args):
+            symints.append(len(ctx._get_compiled_autograd_symints()))
+            return proxy_call(self, grads, ctx, *args)
+
+        def fn():
+            for i in [4, 6, 8]:
+                x = torch.randn(i, 4, requires_grad=True)
+                w = torch.randn(2, requires_grad=True)
+                f(x, w).sum().backward()
+                yield x.grad
+                yield w.grad
+
+        with mock.patch.object(
+            compiled_autograd.AutogradCompilerInstance, "proxy_call_aot_backward", spy
+        ):
+            self.check_output_and_recompiles(
+                fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+            )
+        self.assertEqual(len(symints), 2)
+        self.assertGreater(min(symints), 0)
+
+    def test_functional_compiled_region_with_graph_break_backward(self):
+        # A graph break splits the region in two CompiledFunctions: each
+        # backward is copied, behind its own prologue, latest region first.
+        # (The second size recompiles both regions dynamically: a new capture.)
+        @torch.compile(backend="aot_eager")
+        def f(x):
+            y = x.sin()
+            torch._dynamo.graph_break()
+            return (y * x).cos()
+
+        def fn():
+            for i in [3, 5]:
+                x = torch.randn(i, 4, requires_grad=True)
+                f(x).sum().backward()
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+        )
+        torch._dynamo.reset()
+        graphs = self._captured_graphs(lambda: list(fn()))
+        prologues = [
+            n.target
+            for n in graphs[0].graph.nodes
+            if isinstance(n.target, compiled_autograd.Op)
+            and n.target.__name__.startswith("AOTBackwardPrologue")
+        ]
+        # the region after the break (the later aot id) runs backward first
+        self.assertEqual(len(prologues), 2)
+        first, second = (int(op.__name__[len("AOTBackwardPrologue") :]) for op in prologues)
+        self.assertGreater(first, second)
+        self.assertNotIn("call_backward", self._call_targets(graphs[0]))
+
+    @staticmethod
+    def _call_targets_name(target):
+        if isinstance(target, compiled_autograd.Op):
+            if target.__module__.endswith(".ops"):
+                return f"ops.{target.__name__}"
+            return target.__name__
+        if isinstance(target, torch._ops.OpOverload):
+            return str(target)
+        return target.__qualname__
+
     def test_verbose_logs_snapshot(self):
         def fn():
             model = torch.nn.Sequential(
@@ -3703,8 +3853,10 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
         # Suppressing these guards is strictly better than the current state,
         # because we ignore all of these guards anyway in CA.
         # Once we stop using make_fx in CA, we won't have to worry about this specialization.
+        # (The AOT backward graph is copied as Inductor left it: its post-grad
+        # view_to_reshape pass made these views reshapes.)
         view_nodes = graphs[1].graph.find_nodes(
-            op="call_function", target=torch.ops.aten.view.default
+            op="call_function", target=torch.ops.aten.reshape.default
         )
         # First 2 view nodes have a first argument that is a SymInt, not an int burned into the graph
         self.assertTrue(isinstance(view_nodes[0].args[1][0], torch.fx.Node))

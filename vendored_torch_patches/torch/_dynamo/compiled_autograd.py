@@ -2,6 +2,7 @@
 import contextlib
 import functools
 import operator
+import weakref
 from typing import Any, Dict, List, Optional, Tuple, TYPE_CHECKING, Union
 
 import torch
@@ -19,6 +20,7 @@ from torch.fx import GraphModule
 from torch.fx.experimental._backward_state import BackwardState
 from torch.fx.experimental.proxy_tensor import (
     decompose,
+    py_sym_types,
     disable_autocast_cache,
     disable_proxy_modes_tracing,
     fetch_object_proxy,
@@ -66,7 +68,7 @@ class Op:
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"torch._dynamo.compiled_autograd.ops.{self.__name__}"
+        return f"{self.__module__}.{self.__name__}"
 
 
 class OpNamespace:
@@ -95,6 +97,35 @@ class OpNamespace:
 
 
 ops = OpNamespace()
+
+
+def aot_backward_prologue_op(forward_cls: Any) -> Op:
+    """The op running the backward prologue of one compiled region
+    (AOTAutograd's ``CompiledFunction``): ``op(grads, saved_tensors)``
+    returns the backward graph's arguments after its symints.
+
+    One op per region, cached on the class; graphs reference it directly
+    (it is not in ``ops``, whose names are per node type).  It holds the
+    class weakly, and Dynamo forgets it when it dies, so it keeps no
+    compiled region alive."""
+    op = forward_cls.__dict__.get("_compiled_autograd_prologue_op")
+    if op is not None:
+        return op
+    owner = weakref.ref(forward_cls)
+
+    def prologue(grads, saved_tensors):
+        return owner()._backward_prologue_functional(  # type: ignore[union-attr]
+            [], saved_tensors, *grads
+        )
+
+    op = Op(f"AOTBackwardPrologue{forward_cls._aot_id}", prologue)
+    op.__module__ = __name__
+    torch._dynamo.allow_in_graph(op)
+    weakref.finalize(
+        op, torch._dynamo.trace_rules._allowed_callable_ids.remove, id(op)
+    )
+    forward_cls._compiled_autograd_prologue_op = op
+    return op
 
 
 def snapshot_verbose_logging_enabled():
@@ -226,8 +257,19 @@ class AutogradCompilerInstance:
         output_metadatas,
         saved_tensors,
         backward_idx: int,
+        ctx: Optional[torch.autograd.function.BackwardCFunction] = None,
+        backward_state_idx: Optional[int] = None,
     ):
+        """Records the backward of a Python autograd.Function (a PyNode)
+        without running it: one ``call_backward`` call, or, for the backward
+        of a compiled region, see proxy_call_aot_backward."""
         assert self.hooks_proxy is not None
+        forward_cls = getattr(ctx, "_forward_cls", None)
+        if hasattr(forward_cls, "_backward_prologue_functional"):
+            return self.proxy_call_aot_backward(
+                inputs, ctx, saved_tensors, backward_state_idx
+            )
+        assert backward_state_idx is None, "only compiled regions have a BackwardState"
         backward_c_function = self.hooks_proxy[backward_idx]  # type: ignore[index]
         proxies = self.fx_tracer.create_proxy(
             kind="call_function",
@@ -254,6 +296,135 @@ class AutogradCompilerInstance:
                 )
             self.bind_tensors_to_proxies(grad_ins, proxies)
         return tuple(grad_ins)
+
+    def proxy_call_aot_backward(self, grads, ctx, saved_tensors, backward_state_idx):
+        """The backward of a compiled region (AOTAutograd's CompiledFunction),
+        recorded without running it:
+        (a) its prologue (picking and coercing the tangents) is one opaque call;
+        (b) the nodes of its backward graph are copied into this graph, so the
+            passes that run after the capture (AOT node renaming, the
+            accumulate-grad and hook reordering) see them;
+        (c) its epilogue (dropping token / RNG outputs, wrapping subclasses)
+            is traced through."""
+        forward_cls = ctx._forward_cls
+        if forward_cls._lazy_backward_info is None:
+            raise RuntimeError(
+                """This compiled backward function was saved by AOTAutogradCache, which does not support
+            compiled autograd. Please turn off AOTAutogradCache using `TORCHINDUCTOR_AUTOGRAD_CACHE=0`."""
+            )
+        bw_module = forward_cls._lazy_backward_info.bw_module
+        grads, saved_tensors = list(grads), list(saved_tensors)
+
+        # (a) the prologue: its fake outputs come from running it on the fakes
+        # Nodes are named as in the AOT backward graph, prefixed by its id
+        # (rename_aot_dispatcher_nodes, exactly).
+        prefix = f"aot{forward_cls._aot_id}_"
+        prologue = aot_backward_prologue_op(forward_cls)
+        proxy = self.fx_tracer.create_proxy(
+            kind="call_function",
+            target=prologue,
+            args=(self.to_proxy(grads), self.to_proxy(saved_tensors)),
+            kwargs={},
+            name=f"{prefix}backward_prologue",
+        )
+        symints = ctx._get_compiled_autograd_symints()
+        placeholders = bw_module.graph.find_nodes(op="placeholder")[len(symints) :]
+        with disable_proxy_modes_tracing():
+            args = list(prologue(grads, saved_tensors))
+            inputs = grads + saved_tensors
+            for i, (x, node) in enumerate(zip(args, placeholders)):
+                if isinstance(x, torch.Tensor):
+                    if any(x is y for y in inputs):
+                        # a new object: the input keeps its own proxy
+                        args[i] = x = torch.ops.aten.alias.default(x)
+                    item = self.fx_tracer.create_proxy(
+                        "call_function",
+                        operator.getitem,
+                        (proxy, i),
+                        {},
+                        name=f"{prefix}{node.name}",
+                    )
+                    track_tensor_tree(x, item, constant=None, tracer=self.fx_tracer)
+
+        # (b) the backward graph, node by node
+        values = [*symints, *args]
+        if backward_state_idx is not None:
+            values.append(self.bind_backward_state(backward_state_idx))
+        outputs = self.copy_graph_nodes(bw_module, values, prefix)
+        if self.aot_graph_infos:
+            # renamed already; rename_aot_dispatcher_nodes aligns nodes
+            # heuristically for backwards it did not copy
+            self.aot_graph_infos[next(reversed(self.aot_graph_infos))]["copied"] = True
+
+        # (c) the epilogue, traced
+        return tuple(forward_cls._backward_epilogue_functional(outputs))
+
+    def copy_graph_nodes(
+        self, gm: torch.fx.GraphModule, values: List[Any], prefix: str = ""
+    ):
+        """Copies the nodes of ``gm`` into the graph being captured, its
+        placeholders bound to ``values`` (fakes, SymInts, a BackwardState,
+        None).  Each node's fake value comes from running its target on the
+        fakes of its inputs, with no proxy mode; only what it returns is
+        bound.  AOT's own node metadata (its fakes, from another shape env)
+        is not copied: the new nodes carry the capture's.  Each copy is
+        named ``prefix`` + the node's name."""
+        placeholders = gm.graph.find_nodes(op="placeholder")
+        assert len(placeholders) == len(values), (len(placeholders), len(values))
+        val: Dict[torch.fx.Node, Any] = dict(zip(placeholders, values))
+        arg: Dict[torch.fx.Node, Any] = {
+            node: self._graph_arg(v) if not isinstance(v, BackwardState) else v.proxy
+            for node, v in val.items()
+        }
+        for node in gm.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                return torch.fx.node.map_arg(node.args[0], val.__getitem__)
+            if node.op == "get_attr":
+                attr = operator.attrgetter(node.target)(gm)
+                name = f"_aot_{node.target.replace('.', '_')}"
+                i = 0
+                while hasattr(self.fx_tracer.root, f"{name}_{i}"):
+                    i += 1
+                setattr(self.fx_tracer.root, f"{name}_{i}", attr)
+                arg[node] = self.fx_tracer.create_proxy(
+                    "get_attr", f"{name}_{i}", (), {}, name=f"{prefix}{node.name}"
+                )
+                val[node] = attr
+                continue
+            if node.op != "call_function":
+                raise RuntimeError(
+                    f"compiled autograd cannot copy the {node.op} node {node.name} of "
+                    f"an AOT backward graph: only call_function and get_attr are supported"
+                )
+            proxy = self.fx_tracer.create_proxy(
+                "call_function",
+                node.target,
+                torch.fx.node.map_arg(node.args, arg.__getitem__),
+                torch.fx.node.map_arg(node.kwargs, arg.__getitem__),
+                name=f"{prefix}{node.name}",
+            )
+            fake_args = torch.fx.node.map_arg(node.args, val.__getitem__)
+            fake_kwargs = torch.fx.node.map_arg(node.kwargs, val.__getitem__)
+            with disable_proxy_modes_tracing():
+                if getattr(node.target, "__module__", None) == (
+                    "torch._dynamo._trace_wrapped_higher_order_op"
+                ):
+                    # a hook called through trace_wrapped (BackwardState);
+                    # it returns a new grad with the old one's metadata
+                    grad = fake_args[0] if fake_args[0] is not None else fake_args[1]
+                    out = torch.utils._pytree.tree_map_only(
+                        torch.Tensor, torch.empty_like, grad
+                    )
+                else:
+                    out = node.target(*fake_args, **fake_kwargs)
+                if isinstance(out, (torch.Tensor, *py_sym_types)):
+                    track_tensor_tree(out, proxy, constant=None, tracer=self.fx_tracer)
+                else:
+                    proxy.node.meta["val"] = out
+            arg[node], val[node] = proxy, out
+        raise AssertionError("graph has no output node")
 
     def bind_function(self, fn_name, fn, traceable=True):
         """Called from C++ the first time a node type is captured."""
@@ -545,6 +716,8 @@ class AutogradCompilerInstance:
             )
 
         for nodecall_index, info in self.aot_graph_infos.items():
+            if info.get("copied"):
+                continue
             ca_node_start_idx = info["ca_node_start_idx"]
             aot_id = info["aot_id"]
             aot_graph = info["aot_gm"].graph
