@@ -186,8 +186,6 @@ class AutogradCompilerInstance:
         origins: List[List[Tuple[int, str]]],
     ):
         counters["compiled_autograd"]["captures"] += 1
-        self.aot_graph_cls_name: Optional[str] = None
-        self.aot_graph_infos: Dict[int, Dict[str, Any]] = {}
         self.fx_tracer.root = torch.nn.Module()
         self.fx_tracer.graph = torch.fx.Graph(tracer_cls=PythonKeyTracer)
         self.fx_tracer.tensor_attrs = {}
@@ -301,9 +299,9 @@ class AutogradCompilerInstance:
         """The backward of a compiled region (AOTAutograd's CompiledFunction),
         recorded without running it:
         (a) its prologue (picking and coercing the tangents) is one opaque call;
-        (b) the nodes of its backward graph are copied into this graph, so the
-            passes that run after the capture (AOT node renaming, the
-            accumulate-grad and hook reordering) see them;
+        (b) the nodes of its backward graph are copied into this graph, named
+            aot<id>_<name> as there, so the passes that run after the capture
+            (the accumulate-grad and hook reordering) see them;
         (c) its epilogue (dropping token / RNG outputs, wrapping subclasses)
             is traced through."""
         forward_cls = ctx._forward_cls
@@ -315,9 +313,8 @@ class AutogradCompilerInstance:
         bw_module = forward_cls._lazy_backward_info.bw_module
         grads, saved_tensors = list(grads), list(saved_tensors)
 
-        # (a) the prologue: its fake outputs come from running it on the fakes
-        # Nodes are named as in the AOT backward graph, prefixed by its id
-        # (rename_aot_dispatcher_nodes, exactly).
+        # (a) the prologue: its fake outputs come from running it on the fakes.
+        # Nodes are named as in the AOT backward graph, prefixed by its id.
         prefix = f"aot{forward_cls._aot_id}_"
         prologue = aot_backward_prologue_op(forward_cls)
         proxy = self.fx_tracer.create_proxy(
@@ -351,10 +348,6 @@ class AutogradCompilerInstance:
         if backward_state_idx is not None:
             values.append(self.bind_backward_state(backward_state_idx))
         outputs = self.copy_graph_nodes(bw_module, values, prefix)
-        if self.aot_graph_infos:
-            # renamed already; rename_aot_dispatcher_nodes aligns nodes
-            # heuristically for backwards it did not copy
-            self.aot_graph_infos[next(reversed(self.aot_graph_infos))]["copied"] = True
 
         # (c) the epilogue, traced
         return tuple(forward_cls._backward_epilogue_functional(outputs))
@@ -383,13 +376,12 @@ class AutogradCompilerInstance:
                 return torch.fx.node.map_arg(node.args[0], val.__getitem__)
             if node.op == "get_attr":
                 attr = operator.attrgetter(node.target)(gm)
-                name = f"_aot_{node.target.replace('.', '_')}"
-                i = 0
-                while hasattr(self.fx_tracer.root, f"{name}_{i}"):
-                    i += 1
-                setattr(self.fx_tracer.root, f"{name}_{i}", attr)
+                qualname = self.fx_tracer.get_fresh_qualname(
+                    f"_aot_{node.target.replace('.', '_')}_"
+                )
+                setattr(self.fx_tracer.root, qualname, attr)
                 arg[node] = self.fx_tracer.create_proxy(
-                    "get_attr", f"{name}_{i}", (), {}, name=f"{prefix}{node.name}"
+                    "get_attr", qualname, (), {}, name=f"{prefix}{node.name}"
                 )
                 val[node] = attr
                 continue
@@ -626,7 +618,6 @@ class AutogradCompilerInstance:
             (self.fx_tracer.create_arg(self.to_proxy(outputs)),),
             {},
         )
-        self.rename_aot_dispatcher_nodes()
         self.reorder_tensor_pre_hook_nodes()
         self.reorder_pre_hook_nodes_to_schedule_asap()
         self.reorder_accumulate_grad_nodes()
@@ -679,98 +670,6 @@ class AutogradCompilerInstance:
                 in_compiled_autograd_region = False
 
         return runtime_wrapper, self.compiler_fn(graph)
-
-    def rename_aot_dispatcher_nodes(self):
-        """
-        Renames nodes as they appear in the AOTDispatcher backward graphs, prefixed by AOT id
-        e.g. AOTDispatcher backward graph X's `sin_Y` -> `aotX_sin_Y`
-        """
-        if self.aot_graph_cls_name is None:
-            return
-
-        def is_similar(ca: torch.fx.node.Node, aot: torch.fx.node.Node):
-            # 1. comparing using target (for aten ops)
-            target_match = ca.target == aot.target
-            if not target_match:
-                # 2. comparing using name (for HOPs)
-                target_match = (
-                    hasattr(ca.target, "__name__")
-                    and hasattr(aot.target, "__name__")
-                    and ca.target.__name__ == aot.target.__name__
-                )
-            if (
-                not target_match
-                and hasattr(ca.target, "name")
-                and hasattr(aot.target, "name")
-                and aot.target.name() == "aten::reshape"
-                and hasattr(aot.meta.get("original_aten"), "name")
-            ):
-                # 3. undo view_to_reshape post grad pass
-                target_match = ca.target.name() == aot.meta["original_aten"].name()
-
-            return (
-                target_match
-                and ca.op == aot.op
-                and ca.type == aot.type
-                and len(ca.all_input_nodes) == len(aot.all_input_nodes)
-            )
-
-        for nodecall_index, info in self.aot_graph_infos.items():
-            if info.get("copied"):
-                continue
-            ca_node_start_idx = info["ca_node_start_idx"]
-            aot_id = info["aot_id"]
-            aot_graph = info["aot_gm"].graph
-
-            # 1. Find the first op from user code in the AOT graph
-            aot_it = iter(aot_graph.nodes)
-            aot_node = next(aot_it)
-            assert aot_node is not None
-            try:
-                while aot_node.op != "call_function":
-                    aot_node = next(aot_it)
-            except StopIteration:
-                continue
-
-            try:
-                # 2. Find the first op in the compiled autograd graph segment
-                ca_it = iter(self.fx_tracer.graph.nodes)
-                for _ in range(ca_node_start_idx):
-                    next(ca_it)
-                ca_node = next(ca_it)
-
-                # Graphs should all end with output node
-                while ca_node.op != "output" and not is_similar(ca_node, aot_node):
-                    # The compiled autograd graph may contain lazily inserted ops
-                    # We skip those when aligning nodes
-                    ca_node = next(ca_it)
-
-                # 3. Keep alligned and rename nodes
-                while aot_node.op != "output" and ca_node.op != "output":
-                    if not ca_node.users:
-                        # TODO: DCE for compiled autograd graph
-                        ca_node = next(ca_it)
-                        continue
-
-                    if not is_similar(ca_node, aot_node):
-                        # There should be no lazily inserted ops in the middle of a match
-                        # So any deviation is an error
-                        raise StopIteration
-
-                    ca_node.name = f"aot{aot_id}_{aot_node.name}"
-                    for i, inp in enumerate(aot_node.all_input_nodes):
-                        ca_node.all_input_nodes[i].name = f"aot{aot_id}_{inp.name}"
-
-                    aot_node = next(aot_it)
-                    ca_node = next(ca_it)
-            except StopIteration:
-                verbose_log.debug(
-                    "Failed to match %s%s (NodeCall %s) nodes with AOT backward graph %s nodes",
-                    self.aot_graph_cls_name,
-                    aot_id,
-                    nodecall_index,
-                    aot_id,
-                )
 
     @staticmethod
     def get_all_nodes(args):
@@ -1048,13 +947,7 @@ class AutogradCompilerInstance:
             forward_cls = pyobj._forward_cls  # type: ignore[attr-defined]
             if hasattr(forward_cls, "_aot_id"):
                 # backward was created by AOT Dispatcher
-                self.aot_graph_cls_name = node_name
                 maybe_aot_id = forward_cls._aot_id
-                self.aot_graph_infos[nodecall_index] = {
-                    "ca_node_start_idx": len(self.fx_tracer.graph.nodes),
-                    "aot_id": maybe_aot_id,
-                    "aot_gm": forward_cls._lazy_backward_info.bw_module,
-                }
 
         new_code = f"{node_name}{maybe_aot_id} (NodeCall {nodecall_index})"
         raw_stack_trace = CapturedTraceback.extract().format()[-1]
