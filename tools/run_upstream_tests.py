@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="print the profile (files, -k, measured time, baseline counts) and exit")
     p.add_argument("--expectations", type=Path, default=up.EXPECTATIONS_DIR, help="expectation dir (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=120, metavar="MIN", help="per-file time limit in minutes (default: %(default)s)")
+    p.add_argument("--strict-capture", action="store_true",
+                   help=f"run with P5's strict capture ({up.STRICT_ENV}=1): a read of a dummy's metadata during a "
+                        "compiled autograd capture raises; the report counts and lists the violations")
     p.add_argument("-v", "--verbose", action="store_true", help="also stream pytest's output (always in <junit-dir>/<file>.log)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines; only the report")
     return p
@@ -128,6 +131,8 @@ def usage(message: str) -> ui.UserError:
 def check_args(args: argparse.Namespace) -> None:
     if args.record_baseline and not (args.baseline or args.from_junit):
         raise usage("--record-baseline records the stock baseline: use it with --baseline (or --from-junit XML)")
+    if args.strict_capture and (args.baseline or args.from_junit):
+        raise usage("--strict-capture turns on the stack's strict capture (P5): stock torch and imported junit have none; drop it")
     if args.python and not args.torch_build:
         raise usage("--python is the interpreter of a source build: use it with --torch-build PATH")
     overlay_only = [opt for opt, _ in given_overlay_options(args)]
@@ -385,6 +390,8 @@ class Runner:
         if k:
             argv += ["-k", k]
         env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir)}
+        if self.args.strict_capture:
+            env[up.STRICT_ENV] = "1"
         if self.shard:
             i, n = self.shard
             if self.upstream_shard:
@@ -632,7 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         selection += "".join(f"; profile -k on {s.file}: {shlex.quote(s.k)}" for s in suites if s.k)
     info = up.RunInfo(args.profile, {"overlay": "patched tree on the overlay", "stock": "stock baseline",
                                      "build": "source build", "junit": "imported junit"}[mode],
-                      describe, tests_dir, selection, started, time.monotonic() - t0, tuple(recorded))
+                      describe, tests_dir, selection, started, time.monotonic() - t0, tuple(recorded),
+                      strict=args.strict_capture)
     suffix = {"overlay": "", "stock": "-stock", "build": "-build", "junit": "-junit"}[mode]
     report = (args.report or cache / "reports" / f"upstream-{args.profile}{suffix}.md").resolve()
     report.parent.mkdir(parents=True, exist_ok=True)

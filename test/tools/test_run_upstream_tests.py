@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import shutil
@@ -134,6 +135,24 @@ def test_report_lists_differences_reasons_skips_and_slowest():
     assert "Skipped now: 1 (never counted as passes)" in text
     slow = text.split("## Slowest tests")[1].splitlines()
     assert slow[4].startswith("| 99.5 | `A::t3`") and len([l for l in slow if l.startswith("| ")]) == 15 + 1
+
+
+def test_strict_capture_violations_are_counted_and_listed_by_node():
+    msg = ("torch._dynamo.compiled_autograd.CompiledAutogradStrictError: compiled autograd strict capture: "
+           "MulBackward0 (NodeCall 2) used the metadata of a dummy (a guard on Eq(u0, 4))")
+    res = {"A::ok": "passed", "A::v1": "failed", "A::v2": "failed", "A::other": "failed"}
+    run = _run(res, collected=set(res), selected=set(res))
+    run.results["A::v1"] = up.TestResult("A::v1", "failed", 1.0, msg)
+    run.results["A::v2"] = up.TestResult("A::v2", "error", 1.0, msg.replace("MulBackward0 (NodeCall 2)", "CopySlices (NodeCall 1)"))
+    run.results["A::other"] = up.TestResult("A::other", "failed", 1.0, "AssertionError: 1 != 2")
+    found = up.strict_violations([run])
+    assert [(v.test, v.node) for v in found] == [("A::v1", "MulBackward0 (NodeCall 2)"), ("A::v2", "CopySlices (NodeCall 1)")]
+    cmp = up.compare([run], {TCA: _base(res)}, [])
+    plain = up.RunInfo("ci", "m", "t", "d", "s", "now", 1.0)
+    assert "Strict capture" not in up.render_report(plain, [run], cmp)
+    text = up.render_report(dataclasses.replace(plain, strict=True), [run], cmp)
+    assert "Strict-mode violations (`TORCH_COMPILED_AUTOGRAD_STRICT_DUMMIES=1`): **2** (target 0)." in text
+    assert "| `A::v1` | `inductor/test_compiled_autograd.py` | MulBackward0 (NodeCall 2) |" in text
 
 
 # -- junit ----------------------------------------------------------------------------------
@@ -366,6 +385,7 @@ def test_help():
         (["--from-junit", __file__, "-k", "x"], "error: --from-junit imports whole junit files: -k and --shard do not apply"),
         (["--files", "inductor/test_compiled_autograd"], "expected a test file like"),
         (["--baseline", "--venv", "/v"], "error: --venv selects the overlay to run on, which --baseline does not use: drop it"),
+        (["--baseline", "--strict-capture"], "error: --strict-capture turns on the stack's strict capture (P5): stock torch"),
         (["--no-such-option"], "unrecognized arguments"),
     ],
 )

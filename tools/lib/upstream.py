@@ -567,6 +567,48 @@ def compare(runs: Sequence[FileRun], baselines: Mapping[str, Baseline | None], c
 
 # -- report ---------------------------------------------------------------------------------
 
+# -- strict capture -------------------------------------------------------------------------
+
+# P5's strict capture: the env var turns on torch._dynamo.config.compiled_autograd_strict_dummies
+# in every pytest process; a violation raises CompiledAutogradStrictError, whose message starts
+# with the marker (and names the autograd node).
+STRICT_ENV = "TORCH_COMPILED_AUTOGRAD_STRICT_DUMMIES"
+STRICT_MARKER = "compiled autograd strict capture:"
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    file: str
+    test: str
+    node: str  # what the error names: "<Node> (NodeCall i)", or "?" if the message was cut
+    message: str
+
+
+def strict_violations(runs: Sequence[FileRun]) -> list[Violation]:
+    """Tests that failed because a strict capture read a dummy's metadata."""
+    out = []
+    for run in runs:
+        for r in sorted(run.results.values(), key=lambda r: r.id):
+            if r.outcome in ("failed", "error") and STRICT_MARKER in r.message:
+                rest = r.message.split(STRICT_MARKER, 1)[1].strip()
+                node = rest.split(" used the metadata", 1)[0] if " used the metadata" in rest else "?"
+                out.append(Violation(run.file, r.id, node, r.message))
+    return out
+
+
+def render_strict(violations: Sequence[Violation]) -> list[str]:
+    lines = ["", "## Strict capture", "", f"Strict-mode violations (`{STRICT_ENV}=1`): **{len(violations)}** (target 0)."]
+    if violations:
+        by_node: dict[str, int] = {}
+        for v in violations:
+            by_node[v.node] = by_node.get(v.node, 0) + 1
+        lines += ["", "| node | tests |", "|---|---:|"]
+        lines += [f"| {_cell(n)} | {c} |" for n, c in sorted(by_node.items(), key=lambda kv: (-kv[1], kv[0]))]
+        lines += ["", "| test | file | node |", "|---|---|---|"]
+        lines += [f"| `{_cell(v.test)}` | `{v.file}` | {_cell(v.node)} |" for v in violations]
+    return lines
+
+
 @dataclasses.dataclass(frozen=True)
 class RunInfo:
     profile: str
@@ -577,6 +619,7 @@ class RunInfo:
     started: str
     seconds: float
     recorded: tuple[str, ...] = ()
+    strict: bool = False  # run with P5's strict capture (STRICT_ENV)
 
 
 def _cell(text: str | None) -> str:
@@ -613,6 +656,8 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
         f"- selection: {info.selection}",
         f"- started {info.started}, took {ui.fmt_seconds(info.seconds)}",
     ]
+    if info.strict:
+        lines.append(f"- strict capture: `{STRICT_ENV}=1` (violations: see Strict capture)")
     for f in info.recorded:
         lines.append(f"- recorded baseline: `{f}`")
     lines += ["", "## Outcomes", "", "| outcome | baseline | now |", "|---|---:|---:|"]
@@ -666,6 +711,8 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
             lines.append(f"| {len(ds)} | {_cell(msg)} | `{_cell(ds[0].file)}::{_cell(ds[0].test)}` |")
         if limit is not None and len(groups) > 10:
             lines.append(f"| ... | {len(groups) - 10} more messages in the report file | |")
+    if info.strict:
+        lines += render_strict(strict_violations(runs))
     slow = sorted((r for run in runs for r in ((run.file, x) for x in run.results.values())), key=lambda fr: -fr[1].seconds)[:15]
     lines += ["", "## Slowest tests", "", "| seconds | test | file | outcome |", "|---:|---|---|---|"]
     for f, r in slow:

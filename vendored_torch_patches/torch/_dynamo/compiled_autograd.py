@@ -2,8 +2,9 @@
 import contextlib
 import functools
 import operator
+import traceback
 import weakref
-from typing import Any, Dict, List, Optional, Tuple, TYPE_CHECKING, Union
+from typing import Any, Dict, List, Optional, Set, Tuple, TYPE_CHECKING, Union
 
 import torch
 from torch._dynamo.external_utils import (
@@ -138,6 +139,10 @@ def snapshot_cudagraph_enabled():
     return torch._inductor.config.triton.cudagraphs
 
 
+class CompiledAutogradStrictError(RuntimeError):
+    """A read of a dummy's metadata during a strict capture."""
+
+
 def maybe_clone(x):
     if x is not None:
         return clone_preserve_strides(x)
@@ -169,6 +174,11 @@ class AutogradCompilerInstance:
         self.fx_tracer = PythonKeyTracer()
         self.proxy_mode = ProxyTorchDispatchMode(self.fx_tracer, "symbolic")
         self.hooks_proxy: Optional[Proxy] = None
+        # the symbols of the dummies' sizes (see _dummy), and where the
+        # capture is (set_node_origin), for strict-mode errors
+        self.poisoned_symbols: Set[Any] = set()
+        self.making_dummy = False
+        self.node_origin: Optional[str] = None
 
     def wrap_fake(self, x, source):
         assert isinstance(x, torch.Tensor)
@@ -247,7 +257,125 @@ class AutogradCompilerInstance:
         self.stack.enter_context(
             torch.fx.experimental.symbolic_shapes._suppress_guards(env)
         )
+        if torch._dynamo.config.compiled_autograd_strict_dummies:
+            self.install_strict_checks()
         return inputs, sizes, scalars
+
+    # [functional autograd] Dummies.  The fakes handed from one proxied call to
+    # the next are not computed, so their metadata means nothing; with
+    # compiled_autograd_poison_dummies their sizes are fresh unbacked symbols
+    # that no input binds, so that a guard on one raises instead of baking a
+    # size into the capture.  dtype, device, layout and rank stay real.
+    def _dummy(self, layout, device, dtype, sizes):
+        """A dummy fake (call with no proxy mode) shaped like ``sizes``."""
+        if torch._dynamo.config.compiled_autograd_poison_dummies and (
+            layout == torch.strided
+        ):
+            self.making_dummy = True
+            try:
+                with self.shape_env.ignore_fresh_unbacked_symbols():
+                    sizes = [self.shape_env.create_unbacked_symint() for _ in sizes]
+                self.poisoned_symbols.update(s.node.expr for s in sizes)
+                return torch.empty(
+                    size=sizes, dtype=dtype, layout=layout, device=device
+                )
+            finally:
+                self.making_dummy = False
+        return torch.empty(size=sizes, dtype=dtype, layout=layout, device=device)
+
+    def is_dummy(self, x) -> bool:
+        return isinstance(x, torch.Tensor) and any(
+            isinstance(s, torch.SymInt) and s.node.expr in self.poisoned_symbols
+            for s in x.shape
+        )
+
+    def _dummy_like(self, x):
+        # what a hook returns: a new dummy like a dummy, a clone of the rest
+        if self.is_dummy(x):
+            return self._dummy(x.layout, x.device, x.dtype, [None] * x.dim())
+        return maybe_clone(x)
+
+    def _dummy_like_aot(self, v):
+        """A dummy for a value of an AOT backward graph (``node.meta["val"]``,
+        from AOT's shape env): only its dtype, device, layout and rank are
+        kept.  NotImplemented where there is no dummy for it."""
+        if isinstance(v, torch.Tensor):
+            if v.layout != torch.strided or type(v) is not torch._subclasses.FakeTensor:
+                return NotImplemented
+            return self._dummy(v.layout, v.device, v.dtype, [None] * v.dim())
+        if isinstance(v, torch.SymInt):
+            with self.shape_env.ignore_fresh_unbacked_symbols():
+                s = self.shape_env.create_unbacked_symint()
+            self.poisoned_symbols.add(s.node.expr)
+            return s
+        if isinstance(v, (list, tuple)):
+            items = [self._dummy_like_aot(x) for x in v]
+            if any(x is NotImplemented for x in items):
+                return NotImplemented
+            return type(v)(items)
+        if isinstance(v, (torch.SymFloat, torch.SymBool)):
+            return NotImplemented
+        return v
+
+    # [functional autograd] Strict capture (compiled_autograd_strict_dummies).
+    def install_strict_checks(self):
+        env = self.shape_env
+        evaluate_expr = env.evaluate_expr
+        defer_runtime_assert = env.defer_runtime_assert
+
+        def checked_evaluate_expr(orig_expr, *args, **kwargs):
+            self.check_no_dummy_metadata("a guard on", orig_expr)
+            return evaluate_expr(orig_expr, *args, **kwargs)
+
+        def checked_defer_runtime_assert(orig_expr, *args, **kwargs):
+            self.check_no_dummy_metadata("a runtime assert on", orig_expr)
+            return defer_runtime_assert(orig_expr, *args, **kwargs)
+
+        env.evaluate_expr = checked_evaluate_expr  # type: ignore[method-assign]
+        env.defer_runtime_assert = checked_defer_runtime_assert  # type: ignore[method-assign]
+
+    def check_no_dummy_metadata(self, what, expr, origin=None):
+        if self.making_dummy:
+            return
+        symbols = getattr(expr, "free_symbols", set()) & self.poisoned_symbols
+        if symbols:
+            raise CompiledAutogradStrictError(
+                f"compiled autograd strict capture: {origin or self.node_origin or 'the capture'} "
+                f"used the metadata of a dummy ({what} {expr}, dummy sizes "
+                f"{sorted(map(str, symbols))}); a proxied call must not read the sizes "
+                f"of its inputs at capture\nPython stack:\n"
+                f"{''.join(traceback.format_stack())}\nC++ stack:\n"
+                f"{torch._C._get_cpp_backtrace(0, 64)}"
+            )
+
+    def check_no_sym_reads_of_dummies(self):
+        # a size/stride of a dummy that reached the graph (a sym_size node
+        # with users) is a read that did not guard: still a read
+        sym_ops = (
+            torch.ops.aten.sym_size.int,
+            torch.ops.aten.sym_stride.int,
+            torch.ops.aten.sym_numel.default,
+            torch.ops.aten.sym_storage_offset.default,
+        )
+        for node in self.fx_tracer.graph.nodes:
+            if node.op == "call_function" and node.target in sym_ops:
+                src = node.args[0]
+                if isinstance(src, torch.fx.Node) and self.is_dummy(src.meta.get("val")):
+                    self.check_no_dummy_metadata(
+                        f"{node.target}, used by {[u.name for u in node.users]}",
+                        node.meta["val"].node.expr,
+                        origin=((node.meta.get("stack_trace") or "").strip().splitlines() or [None])[-1],
+                    )
+
+    def drop_capture_metadata(self):
+        # The capture's fakes of computed nodes are dummies (or derived from
+        # them): no pass after the capture may read them.  Graph inputs keep
+        # theirs (they are the real inputs' fakes).
+        for node in self.fx_tracer.graph.nodes:
+            if node.op == "placeholder" or self.is_placeholder(node):
+                continue
+            for key in ("val", "tensor_meta", "example_value", "unbacked_bindings"):
+                node.meta.pop(key, None)
 
     def proxy_call_backward(
         self,
@@ -265,7 +393,7 @@ class AutogradCompilerInstance:
         forward_cls = getattr(ctx, "_forward_cls", None)
         if hasattr(forward_cls, "_backward_prologue_functional"):
             return self.proxy_call_aot_backward(
-                inputs, ctx, saved_tensors, backward_state_idx
+                inputs, ctx, saved_tensors, backward_state_idx, output_metadatas
             )
         assert backward_state_idx is None, "only compiled regions have a BackwardState"
         backward_c_function = self.hooks_proxy[backward_idx]  # type: ignore[index]
@@ -289,13 +417,13 @@ class AutogradCompilerInstance:
                     continue
 
                 layout, device, dtype, size = output_metadata
-                grad_ins.append(
-                    torch.empty(size=size, dtype=dtype, layout=layout, device=device)
-                )
+                grad_ins.append(self._dummy(layout, device, dtype, size))
             self.bind_tensors_to_proxies(grad_ins, proxies)
         return tuple(grad_ins)
 
-    def proxy_call_aot_backward(self, grads, ctx, saved_tensors, backward_state_idx):
+    def proxy_call_aot_backward(
+        self, grads, ctx, saved_tensors, backward_state_idx, output_metadatas=None
+    ):
         """The backward of a compiled region (AOTAutograd's CompiledFunction),
         recorded without running it:
         (a) its prologue (picking and coercing the tangents) is one opaque call;
@@ -303,7 +431,10 @@ class AutogradCompilerInstance:
             aot<id>_<name> as there, so the passes that run after the capture
             (the accumulate-grad and hook reordering) see them;
         (c) its epilogue (dropping token / RNG outputs, wrapping subclasses)
-            is traced through."""
+            is traced through.
+        Nothing of it runs at capture: the prologue's outputs and the copied
+        nodes get dummies (of the dtype, device and rank of the AOT graph's
+        values), and the grads it returns the forward inputs' metadata."""
         forward_cls = ctx._forward_cls
         if forward_cls._lazy_backward_info is None:
             raise RuntimeError(
@@ -327,7 +458,10 @@ class AutogradCompilerInstance:
         symints = ctx._get_compiled_autograd_symints()
         placeholders = bw_module.graph.find_nodes(op="placeholder")[len(symints) :]
         with disable_proxy_modes_tracing():
-            args = list(prologue(grads, saved_tensors))
+            args = [self._dummy_like_aot(n.meta.get("val")) for n in placeholders]
+            if any(a is NotImplemented or a is None for a in args):
+                # no dummy for some input: run the prologue on the fakes
+                args = list(prologue(grads, saved_tensors))
             inputs = grads + saved_tensors
             for i, (x, node) in enumerate(zip(args, placeholders)):
                 if isinstance(x, torch.Tensor):
@@ -350,7 +484,25 @@ class AutogradCompilerInstance:
         outputs = self.copy_graph_nodes(bw_module, values, prefix)
 
         # (c) the epilogue, traced
-        return tuple(forward_cls._backward_epilogue_functional(outputs))
+        outs = list(forward_cls._backward_epilogue_functional(outputs))
+        # the grads are shaped like the forward inputs (AOTAutograd made them
+        # so): their fakes say so, rather than the dummies' sizes, so that the
+        # capture's validate_outputs reads no dummy
+        if output_metadatas is not None:
+            with disable_proxy_modes_tracing():
+                for i, (out, m) in enumerate(zip(outs, output_metadatas)):
+                    if self.is_dummy(out) and m is not None:
+                        layout, device, dtype, size = m
+                        outs[i] = torch.empty(
+                            size=size, dtype=dtype, layout=layout, device=device
+                        )
+                        track_tensor_tree(
+                            outs[i],
+                            self.to_proxy(out),
+                            constant=None,
+                            tracer=self.fx_tracer,
+                        )
+        return tuple(outs)
 
     def copy_graph_nodes(
         self, gm: torch.fx.GraphModule, values: List[Any], prefix: str = ""
@@ -400,7 +552,14 @@ class AutogradCompilerInstance:
             fake_args = torch.fx.node.map_arg(node.args, val.__getitem__)
             fake_kwargs = torch.fx.node.map_arg(node.kwargs, val.__getitem__)
             with disable_proxy_modes_tracing():
-                if getattr(node.target, "__module__", None) == (
+                out = NotImplemented
+                if "val" in node.meta and (
+                    torch._dynamo.config.compiled_autograd_poison_dummies
+                ):
+                    out = self._dummy_like_aot(node.meta["val"])
+                if out is not NotImplemented:
+                    pass
+                elif getattr(node.target, "__module__", None) == (
                     "torch._dynamo._trace_wrapped_higher_order_op"
                 ):
                     # a hook called through trace_wrapped (BackwardState);
@@ -442,7 +601,7 @@ class AutogradCompilerInstance:
         if metadata is None:
             return None
         layout, device, dtype, size, _ = metadata
-        return torch.empty(size=size, dtype=dtype, layout=layout, device=device)
+        return self._dummy(layout, device, dtype, size)
 
     def proxy_call_function(self, fn_name, grads, packed_args, output_metadata):
         """Records ``ops.<fn_name>(grads, *packed_args)``; returns dummy outputs."""
@@ -481,7 +640,7 @@ class AutogradCompilerInstance:
             hook_type="tensor_pre_hook",
         )
         with disable_proxy_modes_tracing():
-            inputs[i] = maybe_clone(inputs[i])
+            inputs[i] = self._dummy_like(inputs[i])
             self.bind_tensors_to_proxies([inputs[i]], [proxy])
         return inputs
 
@@ -494,7 +653,7 @@ class AutogradCompilerInstance:
             hook_type="pre_hook",
         )
         with disable_proxy_modes_tracing():
-            inputs = [maybe_clone(x) for x in inputs]
+            inputs = [self._dummy_like(x) for x in inputs]
             self.bind_tensors_to_proxies(inputs, proxies)
         return inputs
 
@@ -508,7 +667,7 @@ class AutogradCompilerInstance:
             hook_type="post_hook",
         )
         with disable_proxy_modes_tracing():
-            outputs = [maybe_clone(x) for x in outputs]
+            outputs = [self._dummy_like(x) for x in outputs]
             self.bind_tensors_to_proxies(outputs, proxies)
         return outputs
 
@@ -522,7 +681,7 @@ class AutogradCompilerInstance:
             hook_type="post_acc_grad_hook",
         )
         with disable_proxy_modes_tracing():
-            input = [maybe_clone(input)]
+            input = [self._dummy_like(input)]
             self.bind_tensors_to_proxies(input, [proxy])
         return input
 
@@ -635,9 +794,12 @@ class AutogradCompilerInstance:
         # Proper fix is Richard's Python compiled autograd effort which will avoid calling make_fx and
         # should prevent these ops from going into the CA graph.
         self.dce()
+        if torch._dynamo.config.compiled_autograd_strict_dummies:
+            self.check_no_sym_reads_of_dummies()
         runtime_inputs_to_move: List[int] = []
         if snapshot_cudagraph_enabled():
             runtime_inputs_to_move = self.move_graph_nodes_to_cuda(self.fx_tracer.graph)
+        self.drop_capture_metadata()
 
         graph = GraphModule(
             self.fx_tracer.root, self.fx_tracer.graph, "CompiledAutograd"
@@ -950,6 +1112,7 @@ class AutogradCompilerInstance:
                 maybe_aot_id = forward_cls._aot_id
 
         new_code = f"{node_name}{maybe_aot_id} (NodeCall {nodecall_index})"
+        self.node_origin = new_code
         raw_stack_trace = CapturedTraceback.extract().format()[-1]
         new_stack_trace = raw_stack_trace.replace(
             "raw_stack_trace = CapturedTraceback.extract().format()[-1]", new_code

@@ -691,6 +691,43 @@ static variable_list proxy_validate_outputs(
       result_metadata);
 }
 
+// ops.accumulate_grads: what InputBuffer::add does with a second grad for an
+// input that already has one (the engine's accumulate: out of place, dense +
+// sparse in either order).  The capture records it as an opaque op instead
+// of running InputBuffer::add on fake tensors, which would read (and bake
+// in) their sizes, strides and devices.  grads: [the buffered grad, the new
+// one]; nothing packed.
+static variable_list accumulate_grads_functional(
+    const variable_list& grads,
+    const ivalue_list& packed) {
+  TORCH_INTERNAL_ASSERT(grads.size() == 2 && packed.empty());
+  InputBuffer buffer(1);
+  buffer.add(0, at::Tensor(grads[0]), std::nullopt, std::nullopt);
+  buffer.add(0, at::Tensor(grads[1]), std::nullopt, std::nullopt);
+  return {std::move(buffer.buffer[0])};
+}
+
+static at::Tensor proxy_accumulate_grads(
+    PyObject* py_compiler,
+    const at::Tensor& buffered,
+    const at::Tensor& grad) {
+  const PyCompilerInterface* iface = getPyCompilerInterface();
+  iface->bind_function(
+      py_compiler,
+      "accumulate_grads",
+      &accumulate_grads_functional,
+      {},
+      /*traceable=*/true);
+  // the sum is shaped like the buffered grad (both were validated against
+  // the same input's metadata)
+  return iface->call_function(
+      py_compiler,
+      "accumulate_grads",
+      {buffered, grad},
+      {},
+      {InputMetadata(buffered)})[0];
+}
+
 static PyObject* the_autograd_compiler = nullptr;
 static int default_dyn_type_int = 0;
 static PyObject* set_autograd_compiler(PyObject* dummy, PyObject* args);
@@ -1086,9 +1123,15 @@ CacheNode* _compiled_autograd_impl(
         auto& output = outputs[i];
         const auto& next = call.node->next_edge(i);
         if (next.is_valid() && output.defined()) {
-          input_buffers.lookup(next.function.get())
-              .add(
-                  next.input_nr, std::move(output), std::nullopt, std::nullopt);
+          // the first grad for an input is stored as is; the next ones are
+          // summed by an opaque op, not by InputBuffer::add on fakes
+          at::Tensor& slot =
+              input_buffers.lookup(next.function.get()).buffer[next.input_nr];
+          if (!slot.defined()) {
+            slot = std::move(output);
+          } else {
+            slot = proxy_accumulate_grads(py_compiler.get(), slot, output);
+          }
         }
       }
     }

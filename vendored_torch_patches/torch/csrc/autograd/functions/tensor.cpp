@@ -123,6 +123,44 @@ CopySlices::CopySlices(
   }
 }
 
+// See Note [View + Inplace update for view tensor] For more details on this
+// block.  Since the gradient edge for the 0th input is different between
+// `self` and `fn`, make sure that the one from `fn` has the same metadata in
+// the current GraphTask's exec_info as the one on `self`.  Shared by
+// apply_impl and apply_with_saved.
+static void sync_fn_edge_exec_info(const Node& self, const Node& fn) {
+  const auto exec_info = get_current_graph_task_exec_info();
+  if (exec_info && !exec_info->empty()) {
+    const auto& fn_edge = fn.next_edge(0);
+    const auto& this_edge = self.next_edge(0);
+    TORCH_INTERNAL_ASSERT(fn_edge.is_valid() == this_edge.is_valid());
+    if (fn_edge.is_valid()) {
+      const auto fn_next_node = fn_edge.function.get();
+      auto it = exec_info->find(fn_next_node);
+      if (it == exec_info->end()) {
+        // Node is not in the exec_info already
+        if (self.task_should_compute_output(0)) {
+          // And we need gradient for the corresponding output
+          add_node_to_current_graph_task_exec_info(fn_next_node);
+          // There is no need to remove this after execution because we are
+          // guaranteed that self.next_edge(0) must be in the history of
+          // fn.next_edge(0) (we cannot easily assert this as it might be far
+          // away if there were many chained views). This means that, since
+          // fn.next_edge(0) was not needed (no exec_info entry for it), we
+          // know that nothing downstream of fn.next_edge(0) is needed either
+          // (otherwise the whole path from that Node to self.next_edge(0)
+          // would be needed as well). This means that no other Node will ever
+          // look at fn.next_edge(0) metadata and thus there is no need to
+          // clean them up.
+        }
+      } else {
+        TORCH_INTERNAL_ASSERT(
+            it->second.should_execute() == self.task_should_compute_output(0));
+      }
+    }
+  }
+}
+
 // common code between apply/apply_with_saved
 template <typename T>
 inline variable_list CopySlices::apply_impl(
@@ -155,40 +193,7 @@ inline variable_list CopySlices::apply_impl(
         result.as_strided_symint(view.sym_sizes(), view.sym_strides(), offset);
   }
 
-  // See Note [View + Inplace update for view tensor] For more details on this
-  // block Since the gradient edge for the 0th input is different between `this`
-  // and `fn`, make sure that the one from `fn` has the same metadata in the
-  // current GraphTask's exec_info as the one on `this`.
-  const auto exec_info = get_current_graph_task_exec_info();
-  if (exec_info && !exec_info->empty()) {
-    const auto& fn_edge = fn->next_edge(0);
-    const auto& this_edge = this->next_edge(0);
-    TORCH_INTERNAL_ASSERT(fn_edge.is_valid() == this_edge.is_valid());
-    if (fn_edge.is_valid()) {
-      const auto fn_next_node = fn_edge.function.get();
-      auto it = exec_info->find(fn_next_node);
-      if (it == exec_info->end()) {
-        // Node is not in the exec_info already
-        if (task_should_compute_output(0)) {
-          // And we need gradient for the corresponding output
-          add_node_to_current_graph_task_exec_info(fn_next_node);
-          // There is no need to remove this after execution because we are
-          // guaranteed that this->next_edge(0) must be in the history of
-          // fn->next_edge(0) (we cannot easily assert this as it might be far
-          // away if there were many chained views). This means that, since
-          // fn->next_edge(0) was not needed (no exec_info entry for it), we
-          // know that nothing downstream of fn->next_edge(0) is needed either
-          // (otherwise the whole path from that Node to this->next_edge(0)
-          // would be needed as well). This means that no other Node will ever
-          // look at fn->next_edge(0) metadata and thus there is no need to
-          // clean them up.
-        }
-      } else {
-        TORCH_INTERNAL_ASSERT(
-            it->second.should_execute() == task_should_compute_output(0));
-      }
-    }
-  }
+  sync_fn_edge_exec_info(*this, *fn);
 
   // Sanity check that the graph was never modified after the fact (it is
   // read-only!)
@@ -239,22 +244,155 @@ void CopySlices::compiled_args(CompiledNodeArgs& args) {
   fn->compiled_args(args);
 }
 
+// [functional autograd] What ops.CopySlices_prologue runs: allocate the
+// base-shaped grad, copy the incoming grad into it, and take the (cloned) slice
+// of it that `fn` gets, as apply_impl does.  packed: base sizes, base strides,
+// view sizes, view strides, offset of the view into the base.
+static variable_list CopySlices_prologue_functional(
+    const variable_list& grads,
+    const ivalue_list& packed) {
+  PackedArgs r(packed);
+  auto base_sizes = r.unpack<std::vector<c10::SymInt>>();
+  auto base_strides = r.unpack<std::vector<c10::SymInt>>();
+  auto view_sizes = r.unpack<std::vector<c10::SymInt>>();
+  auto view_strides = r.unpack<std::vector<c10::SymInt>>();
+  auto offset = r.unpack<c10::SymInt>();
+  r.done();
+  TORCH_INTERNAL_ASSERT(grads.size() == 1 && grads[0].defined());
+  auto result = grads[0].new_empty_strided_symint(base_sizes, base_strides);
+  result.copy_(grads[0]);
+  auto grad_slice = result.as_strided_symint(view_sizes, view_strides, offset);
+  return {result, grad_slice.clone(at::MemoryFormat::Contiguous)};
+}
+
+// [functional autograd] What ops.CopySlices_epilogue runs: copy fn's grad for
+// the view back into its slice of the base-shaped grad, and return that grad.
+// grads: [the prologue's result, fn's grad 0]; packed: view sizes, view
+// strides, offset.  The result is a fresh tensor of the prologue's that
+// nothing else uses, so it is updated in place, as in apply_impl.
+static variable_list CopySlices_epilogue_functional(
+    const variable_list& grads,
+    const ivalue_list& packed) {
+  PackedArgs r(packed);
+  auto view_sizes = r.unpack<std::vector<c10::SymInt>>();
+  auto view_strides = r.unpack<std::vector<c10::SymInt>>();
+  auto offset = r.unpack<c10::SymInt>();
+  r.done();
+  TORCH_INTERNAL_ASSERT(grads.size() == 2);
+  at::Tensor result = grads[0];
+  result.as_strided_symint(view_sizes, view_strides, offset).copy_(grads[1]);
+  return {result};
+}
+
+static torch::autograd::InputMetadata copy_slices_metadata(
+    const at::Tensor& like,
+    c10::SymIntArrayRef sizes) {
+  return torch::autograd::InputMetadata(
+      like.options(),
+      MetadataShape(SymIntSmallVec(sizes.begin(), sizes.end())),
+      /*is_tensor_subclass=*/false,
+      /*is_nested=*/false);
+}
+
+// Compiled autograd's capture records CopySlices as three opaque calls
+// instead of tracing apply_impl on fake tensors with base's and view's
+// metadata: ops.CopySlices_prologue(grad, geometry) -> (result, grad slice),
+// then fn (itself an opaque call), then ops.CopySlices_epilogue(result, fn's
+// grad 0, view geometry) -> result.  The geometry is the SavedVariables'
+// (sizes lifted by compiled_args), never the metadata of the fake grads.
+// (view_fn is refused by compiled_args.)
 variable_list CopySlices::apply_with_saved(
     const variable_list& grads,
     SwapSavedVariables& saved) {
+  check_input_variables("CopySlices", grads, 1, -1, true);
+  if (!grads[0].defined()) {
+    return variable_list(num_outputs());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!fn) {
+    throw std::runtime_error(ERR_BACKWARD_TWICE);
+  }
+  TORCH_INTERNAL_ASSERT(!view_fn);
   saved.before(base);
   saved.before(view);
-  int call_count = 0;
-  variable_list result = apply_impl(
-      variable_list(grads),
-      [this, &saved, &call_count](const variable_list& inputs2) {
-        call_count++;
-        return fn->apply_with_saved(inputs2, saved);
-      });
-  TORCH_INTERNAL_ASSERT(call_count == 1);
+  const auto* iface = torch::dynamo::autograd::getPyCompilerInterface();
+  TORCH_INTERNAL_ASSERT(iface != nullptr);
+  PyObject* py_compiler = saved.get_py_compiler();
+  using SymInts = std::vector<c10::SymInt>;
+  const auto offset = view.sym_storage_offset() - base.sym_storage_offset();
+  static const std::vector<at::TypePtr> prologue_schema = {
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<c10::SymInt>::packed_type(),
+  };
+  static const std::vector<at::TypePtr> epilogue_schema = {
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<SymInts>::packed_type(),
+      IValuePacker<c10::SymInt>::packed_type(),
+  };
+  auto to_vec = [](c10::SymIntArrayRef a) { return SymInts(a.begin(), a.end()); };
+  iface->bind_function(
+      py_compiler,
+      "CopySlices_prologue",
+      &CopySlices_prologue_functional,
+      prologue_schema,
+      /*traceable=*/true);
+  iface->bind_function(
+      py_compiler,
+      "CopySlices_epilogue",
+      &CopySlices_epilogue_functional,
+      epilogue_schema,
+      /*traceable=*/true);
+  PackedArgsBuilder prologue_args;
+  prologue_args.pack<SymInts>(to_vec(base.sym_sizes()));
+  prologue_args.pack<SymInts>(to_vec(base.sym_strides()));
+  prologue_args.pack<SymInts>(to_vec(view.sym_sizes()));
+  prologue_args.pack<SymInts>(to_vec(view.sym_strides()));
+  prologue_args.pack<c10::SymInt>(offset);
+  variable_list prologue_out = iface->call_function(
+      py_compiler,
+      "CopySlices_prologue",
+      {grads[0]},
+      prologue_args.stack,
+      {copy_slices_metadata(grads[0], base.sym_sizes()),
+       copy_slices_metadata(grads[0], view.sym_sizes())});
+  TORCH_INTERNAL_ASSERT(prologue_out.size() == 2);
+
+  sync_fn_edge_exec_info(*this, *fn);
+  // Sanity check that the graph was never modified after the fact (it is
+  // read-only!), as apply_impl does.
+  TORCH_INTERNAL_ASSERT(num_outputs() == fn->num_outputs());
+  for (const auto i : c10::irange(1, this->num_outputs())) {
+    TORCH_INTERNAL_ASSERT(
+        fn->next_edge(i).function.get() == this->next_edge(i).function.get());
+  }
+  auto res = fn->apply_with_saved({prologue_out[1]}, saved);
+
+  variable_list grad_inputs(num_outputs());
+  for (const auto i : c10::irange(res.size())) {
+    if (!task_should_compute_output(i) || !res[i].defined()) {
+      continue;
+    }
+    if (i == 0) {
+      PackedArgsBuilder epilogue_args;
+      epilogue_args.pack<SymInts>(to_vec(view.sym_sizes()));
+      epilogue_args.pack<SymInts>(to_vec(view.sym_strides()));
+      epilogue_args.pack<c10::SymInt>(offset);
+      grad_inputs[0] = iface->call_function(
+          py_compiler,
+          "CopySlices_epilogue",
+          {prologue_out[0], res[0]},
+          epilogue_args.stack,
+          {copy_slices_metadata(prologue_out[0], base.sym_sizes())})[0];
+    } else {
+      grad_inputs[i] = std::move(res[i]);
+    }
+  }
   saved.after(base);
   saved.after(view);
-  return result;
+  return grad_inputs;
 }
 
 auto CopySlices::apply(variable_list&& inputs1) -> variable_list {
