@@ -1,6 +1,6 @@
 """Install the functional-compiled-autograd tooling (console scripts).
 
-`pip install -e .` makes `fca-apply`, `fca-export`, `fca-vendor` and
+`pip install -e .` makes `fca-apply`, `fca-export`, `fca-vendor`, `fca-squash` and
 `fca-fetch-pin` available; the same tools run as `python tools/<name>.py`
 from the repo root.
 """
@@ -27,6 +27,7 @@ setup(
             "fca-apply=tools.apply_patches:entry",
             "fca-export=tools.export_patches:entry",
             "fca-vendor=tools.vendor:entry",
+            "fca-squash=tools.squash:entry",
             "fca-fetch-pin=tools.fetch_pinned_source:entry",
             "fca-overlay=tools.overlay:entry",
             "fca-build-torch=tools.build_torch:entry",

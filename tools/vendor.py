@@ -25,6 +25,7 @@ from tools.lib import paths, ui
 from tools.lib.pin import PIN, sha256_bytes
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack, apply_to_contents
+from tools.lib.pinned_source import pin_git_tree
 from tools.lib.tree import GitTree
 
 README = "README.md"
@@ -80,15 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui.set_quiet(args.quiet)
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
-    if args.torch_src is not None:
-        src = args.torch_src
-    else:
-        from tools.lib.pinned_source import ensure_pinned_source
-
-        src = ensure_pinned_source(args.cache_dir.resolve() if args.cache_dir else paths.cache_dir(), sh)
-    if not (Path(src) / ".git").exists():
-        raise ui.UserError(f"{src} is not a git checkout; vendor reads the pin from git (use the pinned source)")
-    tree = GitTree(Path(src).resolve(), sh)
+    tree = pin_git_tree(args.torch_src, args.cache_dir, sh, "vendor")
     wanted = render_vendor(stack, pin_contents_for(stack, tree), sh)
     vendor_dir = args.vendor_dir.resolve()
     have = existing_files(vendor_dir)

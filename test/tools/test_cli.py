@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_tool
 
-TOOLS = ["apply_patches", "export_patches", "vendor", "fetch_pinned_source"]
+TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source"]
 
 
 @pytest.mark.parametrize("tool", TOOLS)

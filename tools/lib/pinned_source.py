@@ -201,3 +201,15 @@ def ensure_pinned_source(
             verify_tarball(tarball)
         import_tarball(tarball, root, sh)
     return root
+
+
+def pin_git_tree(torch_src: Path | None, cache_dir: Path | None, sh: Shell, tool: str):
+    """The git checkout a tool reads the pin from: ``torch_src``, or the pinned source."""
+    from tools.lib import paths
+    from tools.lib.tree import GitTree
+
+    src = torch_src if torch_src is not None else ensure_pinned_source(
+        cache_dir.resolve() if cache_dir else paths.cache_dir(), sh)
+    if not (Path(src) / ".git").exists():
+        raise ui.UserError(f"{src} is not a git checkout; {tool} reads the pin from git (use the pinned source)")
+    return GitTree(Path(src).resolve(), sh)

@@ -3800,6 +3800,19 @@ aot0_mm_2: aten.mm.default""",
             self.assertEqual([t.grad for t in inputs], list(expected))
         return counters["compiled_autograd"]["captures"]
 
+    def test_functional_strict_capture_of_a_compiled_region_is_clean(self):
+        # the AOT backward copy runs nothing on dummies (make_fx's own
+        # bookkeeping of a value is not a read: that metadata is dropped)
+        @torch.compile(backend="aot_eager")
+        def f(x, w):
+            return (x @ w).sin().sum()
+
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, 5, requires_grad=True)
+        with config.patch(compiled_autograd_strict_dummies=True):
+            graphs = self._captured_graphs(lambda: f(x, w).backward())
+        self.assertEqual(len(graphs), 1)
+
     def test_functional_strides_and_offsets_do_not_recapture(self):
         # Inputs that differ only in strides or storage offset reuse the
         # capture, and the grads are eager's.
@@ -3862,7 +3875,6 @@ aot0_mm_2: aten.mm.default""",
             yield emb.weight.grad.to_dense()
 
         # (Inductor has no sparse kernels, on stock as here: no compiler)
-        compiled_autograd.reset()
         graphs = self._captured_graphs(lambda: list(fn()))
         self.assertEqual(len(graphs), 1)
         self.assertIn("ops.accumulate_grads", self._call_targets(graphs[0]))
@@ -3908,6 +3920,87 @@ aot0_mm_2: aten.mm.default""",
             RuntimeError, "view_fn not supported by compiled autograd"
         ):
             self._captured_graphs(lambda: b.sum().backward())
+
+    def _two_tensor_check(self, f, make_inputs, compiler_fn):
+        # grads of a compiled forward, backward under compiled autograd,
+        # equal eager's (both inner tensors of each TwoTensor)
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        compiled = torch.compile(f, backend="aot_eager")
+        for shape in [(4, 3), (6, 3)]:
+            inputs = make_inputs(shape)
+            eager_inputs = [t.detach().clone().requires_grad_() for t in inputs]
+            f(*eager_inputs).backward()
+            with torch.autograd.set_multithreading_enabled(False):
+                with compiled_autograd._enable(compiler_fn):
+                    compiled(*inputs).backward()
+            for t, e in zip(inputs, eager_inputs):
+                self.assertIs(type(t.grad), type(e.grad))
+                if isinstance(e.grad, TwoTensor):
+                    self.assertEqual(t.grad.a, e.grad.a)
+                    self.assertEqual(t.grad.b, e.grad.b)
+                else:
+                    self.assertEqual(t.grad, e.grad)
+
+    @staticmethod
+    def _two_tensor(shape):
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        return TwoTensor(torch.randn(shape), torch.randn(shape)).requires_grad_()
+
+    def test_functional_two_tensor_backward_of_a_compiled_forward(self):
+        # The epilogue of the region's backward wraps the grad into a
+        # TwoTensor: one opaque op in the capture, so the subclass is a value
+        # of the graph; the grads are eager's, with Inductor after CA too.
+        def f(x):
+            return (x.sin() * 2).sum()
+
+        x = self._two_tensor((4, 3))
+        compiled = torch.compile(f, backend="aot_eager")
+        graphs = self._captured_graphs(lambda: compiled(x).backward())
+        epilogues = [
+            n.target.__name__
+            for n in graphs[0].graph.nodes
+            if isinstance(n.target, compiled_autograd.Op)
+            and n.target.__name__.startswith("AOTBackwardEpilogue")
+        ]
+        self.assertEqual(len(epilogues), 1)
+        # (that graph ran as is, with no Dynamo: accumulate_grad_ dispatched
+        # into the subclass, so a new capture, compiled by Dynamo, which
+        # accumulates into the subclass's .grad)
+        torch._C._dynamo.compiled_autograd.clear_cache()
+        for ca_compiler in [make_compiler_fn(backend="aot_eager"), compiler_fn]:
+            self._two_tensor_check(f, lambda s: [self._two_tensor(s)], ca_compiler)
+
+    def test_functional_two_tensor_grad_mixed_with_plain_tensors(self):
+        def f(x, y, z):
+            return (x.sin() * y.cos()).sum() + (y * z).sum()
+
+        self._two_tensor_check(
+            f,
+            lambda s: [
+                self._two_tensor(s),
+                torch.randn(s, requires_grad=True),
+                torch.randn(s, requires_grad=True),
+            ],
+            make_compiler_fn(backend="aot_eager"),
+        )
+
+    def test_functional_nested_two_tensor(self):
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        def f(x):
+            return (x * 3).cos().sum()
+
+        def nested(shape):
+            return TwoTensor(
+                TwoTensor(torch.randn(shape), torch.randn(shape)),
+                TwoTensor(torch.randn(shape), torch.randn(shape)),
+            ).requires_grad_()
+
+        self._two_tensor_check(
+            f, lambda s: [nested(s)], make_compiler_fn(backend="aot_eager")
+        )
 
     @staticmethod
     def _call_targets_name(target):

@@ -2,6 +2,7 @@
 import contextlib
 import functools
 import operator
+import sys
 import traceback
 import weakref
 from typing import Any, Dict, List, Optional, Set, Tuple, TYPE_CHECKING, Union
@@ -15,7 +16,7 @@ from torch._dynamo.external_utils import (
 from torch._dynamo.source import GetItemSource, LocalSource
 from torch._dynamo.utils import counters, lazy_format_graph_code, set_locals_to_steal
 from torch._logging import getArtifactLogger, trace_structured
-from torch._prims_common import clone_preserve_strides
+from torch._prims_common import clone_preserve_strides, make_contiguous_strides_for
 from torch._subclasses import FakeTensorMode
 from torch.fx import GraphModule
 from torch.fx.experimental._backward_state import BackwardState
@@ -33,6 +34,7 @@ from torch.fx.experimental.proxy_tensor import (
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.fx.traceback import preserve_node_meta, set_stack_trace
 from torch.utils._ordered_set import OrderedSet
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 from torch.utils._traceback import CapturedTraceback
 
 
@@ -109,9 +111,6 @@ def aot_backward_prologue_op(forward_cls: Any) -> Op:
     (it is not in ``ops``, whose names are per node type).  It holds the
     class weakly, and Dynamo forgets it when it dies, so it keeps no
     compiled region alive."""
-    op = forward_cls.__dict__.get("_compiled_autograd_prologue_op")
-    if op is not None:
-        return op
     owner = weakref.ref(forward_cls)
 
     def prologue(grads, saved_tensors):
@@ -119,13 +118,35 @@ def aot_backward_prologue_op(forward_cls: Any) -> Op:
             [], saved_tensors, *grads
         )
 
-    op = Op(f"AOTBackwardPrologue{forward_cls._aot_id}", prologue)
+    return _region_op(forward_cls, "Prologue", prologue)
+
+
+def aot_backward_epilogue_op(forward_cls: Any) -> Op:
+    """The op running the backward epilogue of one compiled region whose
+    grads are Tensor subclasses: ``op(outs)`` drops the token / RNG outputs
+    and wraps the backward graph's outputs into the subclasses
+    (``creation_fn`` of its subclass metadata).  Like the prologue op, one
+    per region, held weakly."""
+    owner = weakref.ref(forward_cls)
+
+    def epilogue(outs):
+        return owner()._backward_epilogue_functional(outs)  # type: ignore[union-attr]
+
+    return _region_op(forward_cls, "Epilogue", epilogue)
+
+
+def _region_op(forward_cls: Any, kind: str, fn: Any) -> Op:
+    attr = f"_compiled_autograd_{kind.lower()}_op"
+    op = forward_cls.__dict__.get(attr)
+    if op is not None:
+        return op
+    op = Op(f"AOTBackward{kind}{forward_cls._aot_id}", fn)
     op.__module__ = __name__
     torch._dynamo.allow_in_graph(op)
     weakref.finalize(
         op, torch._dynamo.trace_rules._allowed_callable_ids.remove, id(op)
     )
-    forward_cls._compiled_autograd_prologue_op = op
+    setattr(forward_cls, attr, op)
     return op
 
 
@@ -141,6 +162,23 @@ def snapshot_cudagraph_enabled():
 
 class CompiledAutogradStrictError(RuntimeError):
     """A read of a dummy's metadata during a strict capture."""
+
+
+def _in_tracer_bookkeeping() -> bool:
+    # make_fx recording a value on its node (proxy_tensor.set_meta: the
+    # snapshot in meta["val"], which re-wraps a subclass, and the best-effort
+    # meta["tensor_meta"] with its contiguity queries) is not a read by the
+    # capture: that metadata is dropped after the capture
+    # (drop_capture_metadata)
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_extract_tensor_metadata" or (
+            code.co_name == "set_meta" and code.co_filename.endswith("proxy_tensor.py")
+        ):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def maybe_clone(x):
@@ -295,27 +333,60 @@ class AutogradCompilerInstance:
             return self._dummy(x.layout, x.device, x.dtype, [None] * x.dim())
         return maybe_clone(x)
 
-    def _dummy_like_aot(self, v):
+    def _dummy_like_aot(self, v, memo: Dict[Any, Any]):
         """A dummy for a value of an AOT backward graph (``node.meta["val"]``,
-        from AOT's shape env): only its dtype, device, layout and rank are
-        kept.  NotImplemented where there is no dummy for it."""
+        from AOT's shape env): its dtype, device, layout and rank are kept,
+        and its sizes are renamed: each distinct size of the AOT graph (a
+        symbol, an expression or a number; ``memo``) becomes one fresh
+        unbacked symbol, so values AOT knew to be the same size still are
+        (a subclass's inner tensors, see aot_backward_epilogue_op) without
+        telling the capture what the size is.  NotImplemented where there is
+        no dummy for it."""
         if isinstance(v, torch.Tensor):
             if v.layout != torch.strided or type(v) is not torch._subclasses.FakeTensor:
                 return NotImplemented
-            return self._dummy(v.layout, v.device, v.dtype, [None] * v.dim())
+            sizes = [self._renamed_size(s, memo) for s in v.shape]
+            self.making_dummy = True
+            try:
+                return torch.empty(sizes, dtype=v.dtype, device=v.device)
+            finally:
+                self.making_dummy = False
         if isinstance(v, torch.SymInt):
-            with self.shape_env.ignore_fresh_unbacked_symbols():
-                s = self.shape_env.create_unbacked_symint()
-            self.poisoned_symbols.add(s.node.expr)
-            return s
+            return self._renamed_size(v, memo)
         if isinstance(v, (list, tuple)):
-            items = [self._dummy_like_aot(x) for x in v]
+            items = [self._dummy_like_aot(x, memo) for x in v]
             if any(x is NotImplemented for x in items):
                 return NotImplemented
             return type(v)(items)
         if isinstance(v, (torch.SymFloat, torch.SymBool)):
             return NotImplemented
         return v
+
+    def _with_outer_metadata(self, out, metadata):
+        """A fake like ``out`` with the (real) metadata of a forward input: a
+        plain tensor, or the same subclass around the same inner values."""
+        layout, device, dtype, size = metadata
+        if not is_traceable_wrapper_subclass(out):
+            return torch.empty(size=size, dtype=dtype, layout=layout, device=device)
+        attrs, ctx = out.__tensor_flatten__()
+        self.making_dummy = True
+        try:
+            return type(out).__tensor_unflatten__(
+                {a: getattr(out, a) for a in attrs},
+                ctx,
+                size,
+                make_contiguous_strides_for(size),
+            )
+        finally:
+            self.making_dummy = False
+
+    def _renamed_size(self, s, memo: Dict[Any, Any]):
+        key = s.node.expr if isinstance(s, torch.SymInt) else int(s)
+        if key not in memo:
+            with self.shape_env.ignore_fresh_unbacked_symbols():
+                memo[key] = self.shape_env.create_unbacked_symint()
+            self.poisoned_symbols.add(memo[key].node.expr)
+        return memo[key]
 
     # [functional autograd] Strict capture (compiled_autograd_strict_dummies).
     def install_strict_checks(self):
@@ -338,7 +409,7 @@ class AutogradCompilerInstance:
         if self.making_dummy:
             return
         symbols = getattr(expr, "free_symbols", set()) & self.poisoned_symbols
-        if symbols:
+        if symbols and not _in_tracer_bookkeeping():
             raise CompiledAutogradStrictError(
                 f"compiled autograd strict capture: {origin or self.node_origin or 'the capture'} "
                 f"used the metadata of a dummy ({what} {expr}, dummy sizes "
@@ -458,7 +529,8 @@ class AutogradCompilerInstance:
         symints = ctx._get_compiled_autograd_symints()
         placeholders = bw_module.graph.find_nodes(op="placeholder")[len(symints) :]
         with disable_proxy_modes_tracing():
-            args = [self._dummy_like_aot(n.meta.get("val")) for n in placeholders]
+            memo: Dict[Any, Any] = {}
+            args = [self._dummy_like_aot(n.meta.get("val"), memo) for n in placeholders]
             if any(a is NotImplemented or a is None for a in args):
                 # no dummy for some input: run the prologue on the fakes
                 args = list(prologue(grads, saved_tensors))
@@ -481,10 +553,35 @@ class AutogradCompilerInstance:
         values = [*symints, *args]
         if backward_state_idx is not None:
             values.append(self.bind_backward_state(backward_state_idx))
-        outputs = self.copy_graph_nodes(bw_module, values, prefix)
+        outputs = self.copy_graph_nodes(bw_module, values, prefix, memo)
 
-        # (c) the epilogue, traced
-        outs = list(forward_cls._backward_epilogue_functional(outputs))
+        # (c) the epilogue: traced, unless it wraps grads into Tensor
+        # subclasses; then it is one opaque op, since a subclass built at
+        # capture would be a Python object no graph node produces
+        if forward_cls.maybe_subclass_metadata is None:
+            outs = list(forward_cls._backward_epilogue_functional(outputs))
+        else:
+            epilogue = aot_backward_epilogue_op(forward_cls)
+            proxy = self.fx_tracer.create_proxy(
+                kind="call_function",
+                target=epilogue,
+                args=(self._graph_arg(list(outputs)),),
+                kwargs={},
+                name=f"{prefix}backward_epilogue",
+            )
+            with disable_proxy_modes_tracing():
+                # built from the dummies, whose renamed sizes keep the
+                # equalities a subclass's constructor checks
+                self.making_dummy = True
+                try:
+                    outs = list(forward_cls._backward_epilogue_functional(outputs))
+                finally:
+                    self.making_dummy = False
+                for i, out in enumerate(outs):
+                    if isinstance(out, torch.Tensor):
+                        track_tensor_tree(
+                            out, proxy[i], constant=None, tracer=self.fx_tracer
+                        )
         # the grads are shaped like the forward inputs (AOTAutograd made them
         # so): their fakes say so, rather than the dummies' sizes, so that the
         # capture's validate_outputs reads no dummy
@@ -492,10 +589,7 @@ class AutogradCompilerInstance:
             with disable_proxy_modes_tracing():
                 for i, (out, m) in enumerate(zip(outs, output_metadatas)):
                     if self.is_dummy(out) and m is not None:
-                        layout, device, dtype, size = m
-                        outs[i] = torch.empty(
-                            size=size, dtype=dtype, layout=layout, device=device
-                        )
+                        outs[i] = self._with_outer_metadata(out, m)
                         track_tensor_tree(
                             outs[i],
                             self.to_proxy(out),
@@ -505,7 +599,11 @@ class AutogradCompilerInstance:
         return tuple(outs)
 
     def copy_graph_nodes(
-        self, gm: torch.fx.GraphModule, values: List[Any], prefix: str = ""
+        self,
+        gm: torch.fx.GraphModule,
+        values: List[Any],
+        prefix: str = "",
+        memo: Optional[Dict[Any, Any]] = None,
     ):
         """Copies the nodes of ``gm`` into the graph being captured, its
         placeholders bound to ``values`` (fakes, SymInts, a BackwardState,
@@ -556,7 +654,9 @@ class AutogradCompilerInstance:
                 if "val" in node.meta and (
                     torch._dynamo.config.compiled_autograd_poison_dummies
                 ):
-                    out = self._dummy_like_aot(node.meta["val"])
+                    out = self._dummy_like_aot(
+                        node.meta["val"], {} if memo is None else memo
+                    )
                 if out is not NotImplemented:
                     pass
                 elif getattr(node.target, "__module__", None) == (
