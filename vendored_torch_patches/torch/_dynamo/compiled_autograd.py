@@ -528,6 +528,8 @@ class AutogradCompilerInstance:
         )
         symints = ctx._get_compiled_autograd_symints()
         placeholders = bw_module.graph.find_nodes(op="placeholder")[len(symints) :]
+        if backward_state_idx is not None:
+            placeholders = placeholders[:-1]  # the BackwardState, bound below
         with disable_proxy_modes_tracing():
             memo: Dict[Any, Any] = {}
             args = [self._dummy_like_aot(n.meta.get("val"), memo) for n in placeholders]
