@@ -128,8 +128,8 @@ def twotensor(torch):
     fwd = torch.compile(lambda x: (x @ w).relu().sum(), backend="aot_eager")
 
     def loss(b, v):
-        x = _inputs(torch, b, 64, v)
-        return fwd(TwoTensor(x, x.clone()))
+        # two inputs of one layout: a TwoTensor's inner tensors share sizes, strides and offset
+        return fwd(TwoTensor(_inputs(torch, b, 64, v), _inputs(torch, b, 64, v)))
 
     return [w], loss
 
