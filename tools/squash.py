@@ -27,8 +27,8 @@ if __package__ in (None, ""):
 from tools.lib import paths, ui
 from tools.lib.pin import PIN
 from tools.lib.shell import Shell
-from tools.lib.stack import Stack, apply_to_contents, write_contents
 from tools.lib.pinned_source import pin_git_tree
+from tools.lib.stack import Stack, final_contents, write_contents
 
 AUTHOR = "functional-autograd backport <fca@pytorch-backport.invalid>"
 SUBJECT = "[functional autograd] Functional autograd for compiled autograd (squash of {n} patches)"
@@ -88,8 +88,7 @@ def render_diff(before: dict[str, bytes | None], after: dict[str, bytes | None],
 
 
 def render_squash(stack: Stack, pin_contents: dict[str, bytes | None], base: str, sh: Shell) -> bytes:
-    pairs = list(zip(stack.files, stack.patches))
-    final = apply_to_contents(sh, pin_contents, pairs)[-1] if pairs else dict(pin_contents)
+    final = final_contents(sh, pin_contents, stack)
     touched = sorted(stack.touched)
     before = {p: pin_contents.get(p) for p in touched}
     after = {p: final.get(p) for p in touched}
@@ -111,11 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
     tree = pin_git_tree(args.torch_src, args.cache_dir, sh, "squash")
-    from tools.vendor import pin_contents_for
-
-    pin_contents = pin_contents_for(stack, tree)
-    base = tree.state(stack).base
-    assert base is not None
+    base, pin_contents = tree.pin_contents(stack)
     data = render_squash(stack, pin_contents, base, sh)
     if args.output is None:
         sys.stdout.buffer.write(data)

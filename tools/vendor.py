@@ -24,17 +24,15 @@ if __package__ in (None, ""):
 from tools.lib import paths, ui
 from tools.lib.pin import PIN, sha256_bytes
 from tools.lib.shell import Shell
-from tools.lib.stack import Stack, apply_to_contents
+from tools.lib.stack import Stack, final_contents
 from tools.lib.pinned_source import pin_git_tree
-from tools.lib.tree import GitTree
 
 README = "README.md"
 
 
 def render_vendor(stack: Stack, pin_contents: dict[str, bytes | None], sh: Shell) -> dict[str, bytes]:
     """Relative path -> bytes of every file the vendor dir must hold."""
-    pairs = list(zip(stack.files, stack.patches))
-    final = apply_to_contents(sh, pin_contents, pairs)[-1] if pairs else dict(pin_contents)
+    final = final_contents(sh, pin_contents, stack)
     files: dict[str, bytes] = {}
     rows = []
     for path in sorted(stack.touched):
@@ -56,13 +54,6 @@ def render_vendor(stack: Stack, pin_contents: dict[str, bytes | None], sh: Shell
     return files
 
 
-def pin_contents_for(stack: Stack, tree: GitTree) -> dict[str, bytes | None]:
-    state = tree.state(stack)
-    tree.verify_base(stack, state)
-    assert state.base is not None
-    return tree.read_at(state.base, stack.watched)
-
-
 def existing_files(vendor_dir: Path) -> set[str]:
     if not vendor_dir.is_dir():
         return set()
@@ -82,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
     tree = pin_git_tree(args.torch_src, args.cache_dir, sh, "vendor")
-    wanted = render_vendor(stack, pin_contents_for(stack, tree), sh)
+    wanted = render_vendor(stack, tree.pin_contents(stack)[1], sh)
     vendor_dir = args.vendor_dir.resolve()
     have = existing_files(vendor_dir)
     changed = sorted(n for n, d in wanted.items() if n not in have or (vendor_dir / n).read_bytes() != d)

@@ -153,6 +153,12 @@ def apply_to_contents(
     return states
 
 
+def final_contents(sh: Shell, contents: Contents, stack: "Stack") -> dict[str, bytes | None]:
+    """``contents`` with the whole stack applied (a copy of them for an empty stack)."""
+    pairs = list(zip(stack.files, stack.patches))
+    return apply_to_contents(sh, contents, pairs)[-1] if pairs else dict(contents)
+
+
 def read_tree_files(tree: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
     return _read_contents(tree, paths)
 

@@ -233,6 +233,13 @@ class GitTree:
         if bad:
             raise ui.UserError(describe_mismatch(self.path, bad))
 
+    def pin_contents(self, stack: Stack) -> tuple[str, dict[str, bytes | None]]:
+        """(pin commit, contents at the pin of every file the stack watches), pin verified."""
+        state = self.state(stack)
+        self.verify_base(stack, state)
+        assert state.base is not None
+        return state.base, self.read_at(state.base, stack.watched)
+
     # -- operations -------------------------------------------------------------------------
     def check(self, stack: Stack, state: TreeState) -> None:
         remaining = list(zip(stack.files, stack.patches))[state.applied :]

@@ -55,6 +55,7 @@ prints them with the baseline counts.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 import datetime as _dt
@@ -565,8 +566,6 @@ def compare(runs: Sequence[FileRun], baselines: Mapping[str, Baseline | None], c
     return Comparison(diffs, bcounts, ncounts, filtered, unknown, no_baseline, problems)
 
 
-# -- report ---------------------------------------------------------------------------------
-
 # -- strict capture -------------------------------------------------------------------------
 
 # P5's strict capture: the env var turns on torch._dynamo.config.compiled_autograd_strict_dummies
@@ -599,15 +598,15 @@ def strict_violations(runs: Sequence[FileRun]) -> list[Violation]:
 def render_strict(violations: Sequence[Violation]) -> list[str]:
     lines = ["", "## Strict capture", "", f"Strict-mode violations (`{STRICT_ENV}=1`): **{len(violations)}** (target 0)."]
     if violations:
-        by_node: dict[str, int] = {}
-        for v in violations:
-            by_node[v.node] = by_node.get(v.node, 0) + 1
+        by_node = collections.Counter(v.node for v in violations)
         lines += ["", "| node | tests |", "|---|---:|"]
         lines += [f"| {_cell(n)} | {c} |" for n, c in sorted(by_node.items(), key=lambda kv: (-kv[1], kv[0]))]
         lines += ["", "| test | file | node |", "|---|---|---|"]
         lines += [f"| `{_cell(v.test)}` | `{v.file}` | {_cell(v.node)} |" for v in violations]
     return lines
 
+
+# -- report ---------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class RunInfo:
