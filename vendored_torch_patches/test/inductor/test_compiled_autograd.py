@@ -3614,6 +3614,7 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
 ops.SumBackward0
 ops.validate_outputs
 call_backward
+ops.validate_outputs
 inductor.accumulate_grad_.default
 FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
         )
@@ -3751,6 +3752,61 @@ aot0_mm_2: aten.mm.default""",
         self.assertTrue(computed)
         self.assertFalse([n.name for n in computed if "val" in n.meta])
         self.assertEqual(x.grad, 2 * (2 * x).cos())
+
+    def _dummies_seen(self, fn):
+        # the dummies the proxied calls of fn's capture returned, in order
+        seen = []
+        proxy_call = compiled_autograd.AutogradCompilerInstance.proxy_call_function
+
+        def spy(self, fn_name, grads, packed_args, output_metadata):
+            outputs = proxy_call(self, fn_name, grads, packed_args, output_metadata)
+            seen.extend(o for o in outputs if o is not None)
+            return outputs
+
+        with mock.patch.object(
+            compiled_autograd.AutogradCompilerInstance, "proxy_call_function", spy
+        ):
+            self._captured_graphs(fn)
+        return seen
+
+    def test_functional_dummies_of_one_rank_share_their_sizes(self):
+        # Dummies are cheap: within a capture, the dummies of one rank share
+        # one pool of size symbols (they are still distinct values)
+        x = torch.randn(4, 3, requires_grad=True)
+        seen = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
+        self.assertGreaterEqual(len(seen), 3)
+        self.assertEqual(len({id(t) for t in seen}), len(seen))
+        shapes = {tuple(str(s) for s in t.shape) for t in seen}
+        self.assertEqual(len(shapes), 1, shapes)
+
+    def test_functional_strict_dummies_have_sizes_of_their_own(self):
+        # In strict mode each dummy has fresh sizes, so that comparing the
+        # sizes of two dummies (a tautology with shared sizes) is a read too
+        x = torch.randn(4, 3, requires_grad=True)
+        with config.patch(compiled_autograd_strict_dummies=True):
+            seen = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
+        symbols = [str(s) for t in seen for s in t.shape]
+        self.assertEqual(len(set(symbols)), len(symbols), symbols)
+
+        proxy_call = compiled_autograd.AutogradCompilerInstance.proxy_call_function
+        previous = []
+
+        def compares(self, fn_name, grads, packed_args, output_metadata):
+            outputs = proxy_call(self, fn_name, grads, packed_args, output_metadata)
+            if previous and outputs[0] is not None:
+                if outputs[0].shape[0] == previous[0].shape[0]:
+                    pass
+            previous[:] = [o for o in outputs if o is not None]
+            return outputs
+
+        with mock.patch.object(
+            compiled_autograd.AutogradCompilerInstance, "proxy_call_function", compares
+        ), config.patch(compiled_autograd_strict_dummies=True):
+            with self.assertRaisesRegex(
+                compiled_autograd.CompiledAutogradStrictError,
+                "used the metadata of a dummy",
+            ):
+                self._captured_graphs(lambda: (x * 2).sin().sum().backward())
 
     def test_functional_a_guard_on_a_dummy_raises(self):
         # A proxied call that read its input's size at capture would bake it

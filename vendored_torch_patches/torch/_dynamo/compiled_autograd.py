@@ -18,6 +18,7 @@ from torch._dynamo.utils import counters, lazy_format_graph_code, set_locals_to_
 from torch._logging import getArtifactLogger, trace_structured
 from torch._prims_common import clone_preserve_strides, make_contiguous_strides_for
 from torch._subclasses import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.fx import GraphModule
 from torch.fx.experimental._backward_state import BackwardState
 from torch.fx.experimental.proxy_tensor import (
@@ -216,6 +217,9 @@ class AutogradCompilerInstance:
         # capture is (set_node_origin), for strict-mode errors
         self.poisoned_symbols: Set[Any] = set()
         self.making_dummy = False
+        self.strict_dummies = False
+        self.size_pool: List[torch.SymInt] = []
+        self.dummy_metas: Dict[Any, torch.Tensor] = {}
         self.node_origin: Optional[str] = None
 
     def wrap_fake(self, x, source):
@@ -296,30 +300,58 @@ class AutogradCompilerInstance:
             torch.fx.experimental.symbolic_shapes._suppress_guards(env)
         )
         if torch._dynamo.config.compiled_autograd_strict_dummies:
+            self.strict_dummies = True
             self.install_strict_checks()
         return inputs, sizes, scalars
 
     # [functional autograd] Dummies.  The fakes handed from one proxied call to
     # the next are not computed, so their metadata means nothing; with
-    # compiled_autograd_poison_dummies their sizes are fresh unbacked symbols
-    # that no input binds, so that a guard on one raises instead of baking a
-    # size into the capture.  dtype, device, layout and rank stay real.
+    # compiled_autograd_poison_dummies their sizes are unbacked size-like
+    # symbols that no input binds, so that a guard on one raises instead of
+    # baking a size into the capture.  dtype, device, layout and rank stay
+    # real.  They are cheap: the dummies of one rank and dtype share their
+    # sizes (one pool of symbols per capture) and one meta tensor, wrapped
+    # anew for each value without a dispatch.  In strict mode every dummy has
+    # sizes of its own, so that comparing two dummies is a read too.
     def _dummy(self, layout, device, dtype, sizes):
         """A dummy fake (call with no proxy mode) shaped like ``sizes``."""
         if torch._dynamo.config.compiled_autograd_poison_dummies and (
             layout == torch.strided
         ):
-            self.making_dummy = True
-            try:
-                with self.shape_env.ignore_fresh_unbacked_symbols():
-                    sizes = [self.shape_env.create_unbacked_symint() for _ in sizes]
-                self.poisoned_symbols.update(s.node.expr for s in sizes)
-                return torch.empty(
-                    size=sizes, dtype=dtype, layout=layout, device=device
-                )
-            finally:
-                self.making_dummy = False
+            if self.strict_dummies:
+                symbols = [self._fresh_size() for _ in sizes]
+            else:
+                while len(self.size_pool) < len(sizes):
+                    self.size_pool.append(self._fresh_size())
+                symbols = self.size_pool[: len(sizes)]
+            return self._fake_of_sizes(symbols, dtype, device)
         return torch.empty(size=sizes, dtype=dtype, layout=layout, device=device)
+
+    def _fresh_size(self):
+        with self.making_dummy_ctx(), self.shape_env.ignore_fresh_unbacked_symbols():
+            size = self.shape_env.create_unbacked_symint()
+            torch.fx.experimental.symbolic_shapes._constrain_range_for_size(size)
+        self.poisoned_symbols.add(size.node.expr)
+        return size
+
+    def _fake_of_sizes(self, sizes, dtype, device):
+        """A new contiguous fake of ``sizes`` (symbolic): the meta tensor of
+        these sizes and dtype is built once per capture, then wrapped."""
+        key = (tuple(s.node.expr if isinstance(s, torch.SymInt) else s for s in sizes), dtype)
+        with self.making_dummy_ctx(), unset_fake_temporarily():
+            meta = self.dummy_metas.get(key)
+            if meta is None:
+                meta = self.dummy_metas[key] = torch.empty(sizes, dtype=dtype, device="meta")
+            return FakeTensor(self.fake_tensor_mode, meta, torch.device(device))
+
+    @contextlib.contextmanager
+    def making_dummy_ctx(self):
+        # building a dummy reads its own sizes: not a read by a proxied call
+        before, self.making_dummy = self.making_dummy, True
+        try:
+            yield
+        finally:
+            self.making_dummy = before
 
     def is_dummy(self, x) -> bool:
         return isinstance(x, torch.Tensor) and any(
@@ -346,11 +378,7 @@ class AutogradCompilerInstance:
             if v.layout != torch.strided or type(v) is not torch._subclasses.FakeTensor:
                 return NotImplemented
             sizes = [self._renamed_size(s, memo) for s in v.shape]
-            self.making_dummy = True
-            try:
-                return torch.empty(sizes, dtype=v.dtype, device=v.device)
-            finally:
-                self.making_dummy = False
+            return self._fake_of_sizes(sizes, v.dtype, v.device)
         if isinstance(v, torch.SymInt):
             return self._renamed_size(v, memo)
         if isinstance(v, (list, tuple)):
@@ -369,16 +397,13 @@ class AutogradCompilerInstance:
         if not is_traceable_wrapper_subclass(out):
             return torch.empty(size=size, dtype=dtype, layout=layout, device=device)
         attrs, ctx = out.__tensor_flatten__()
-        self.making_dummy = True
-        try:
+        with self.making_dummy_ctx():
             return type(out).__tensor_unflatten__(
                 {a: getattr(out, a) for a in attrs},
                 ctx,
                 size,
                 make_contiguous_strides_for(size),
             )
-        finally:
-            self.making_dummy = False
 
     def _renamed_size(self, s, memo: Dict[Any, Any]):
         key = s.node.expr if isinstance(s, torch.SymInt) else int(s)
@@ -429,6 +454,8 @@ class AutogradCompilerInstance:
             torch.ops.aten.sym_storage_offset.default,
         )
         for node in self.fx_tracer.graph.nodes:
+            if node.meta.get("compiled_autograd_aot_copy"):
+                continue  # a node of an AOT backward graph, copied as is
             if node.op == "call_function" and node.target in sym_ops:
                 src = node.args[0]
                 if isinstance(src, torch.fx.Node) and self.is_dummy(src.meta.get("val")):
@@ -574,11 +601,8 @@ class AutogradCompilerInstance:
             with disable_proxy_modes_tracing():
                 # built from the dummies, whose renamed sizes keep the
                 # equalities a subclass's constructor checks
-                self.making_dummy = True
-                try:
+                with self.making_dummy_ctx():
                     outs = list(forward_cls._backward_epilogue_functional(outputs))
-                finally:
-                    self.making_dummy = False
                 for i, out in enumerate(outs):
                     if isinstance(out, torch.Tensor):
                         track_tensor_tree(
@@ -649,6 +673,7 @@ class AutogradCompilerInstance:
                 torch.fx.node.map_arg(node.kwargs, arg.__getitem__),
                 name=f"{prefix}{node.name}",
             )
+            proxy.node.meta["compiled_autograd_aot_copy"] = True
             fake_args = torch.fx.node.map_arg(node.args, val.__getitem__)
             fake_kwargs = torch.fx.node.map_arg(node.kwargs, val.__getitem__)
             with disable_proxy_modes_tracing():

@@ -634,6 +634,25 @@ static variable_list validate_outputs_functional(
   return outputs;
 }
 
+// A Python autograd.Function's backward is recorded as one call_backward
+// (compiled_autograd.py: proxy_call_backward) whose outputs are dummies, like
+// those of the calls counted by proxied_call_count; the backward of a compiled
+// region instead returns its copied AOT graph's outputs, traced inline.
+static bool is_opaque_python_backward(Node* node) {
+  auto* pynode = dynamic_cast<PyNode*>(node);
+  if (pynode == nullptr) {
+    return false;
+  }
+  THPObjectPtr forward_cls(PyObject_GetAttrString(pynode->obj, "_forward_cls"));
+  if (!forward_cls) {
+    PyErr_Clear();
+    return true;
+  }
+  const int compiled_region =
+      PyObject_HasAttrString(forward_cls.get(), "_backward_prologue_functional");
+  return compiled_region == 0;
+}
+
 static variable_list proxy_validate_outputs(
     PyObject* py_compiler,
     const Node& node,
@@ -1086,14 +1105,16 @@ CacheNode* _compiled_autograd_impl(
       saved.before(call.node->next_edges());
       const uint64_t calls_before = proxied_call_count;
       variable_list outputs = call.node->apply_with_saved(inputs, saved);
-      if (proxied_call_count != calls_before) {
+      if (proxied_call_count != calls_before ||
+          is_opaque_python_backward(call.node.get())) {
         // dummy outputs: validating them here would bake in their metadata
         outputs =
             proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
       } else {
-        // traced inline (PyNode, CppNode, GraphRoot, ...): validate the traced
-        // outputs at capture, as before, so that no op separates them from
-        // their consumers (accumulate-grad reordering relies on that)
+        // traced inline (the copied AOT backward of a compiled region, ...):
+        // validate the traced outputs at capture, as before, so that no op
+        // separates them from their consumers (accumulate-grad reordering
+        // relies on that)
         validate_outputs(
             call.node->next_edges(), outputs, [&](const std::string& msg) {
               std::ostringstream ss;
