@@ -3722,10 +3722,9 @@ aot0_mm_2: aten.mm.default""",
         self.assertGreater(first, second)
         self.assertNotIn("call_backward", self._call_targets(graphs[0]))
 
-    def test_functional_dummies_have_sizes_no_input_binds(self):
-        # The fakes handed between proxied calls are dummies: their sizes are
-        # fresh unbacked symbols, never the real sizes, and only the graph's
-        # inputs keep their fakes after the capture.
+    def _dummies_seen(self, fn):
+        # (the dummies the proxied calls of fn's capture returned, in order;
+        # the captured graphs)
         seen = []
         proxy_call = compiled_autograd.AutogradCompilerInstance.proxy_call_function
 
@@ -3734,11 +3733,18 @@ aot0_mm_2: aten.mm.default""",
             seen.extend(o for o in outputs if o is not None)
             return outputs
 
-        x = torch.randn(4, 3, requires_grad=True)
         with mock.patch.object(
             compiled_autograd.AutogradCompilerInstance, "proxy_call_function", spy
         ):
-            graphs = self._captured_graphs(lambda: (x * 2).sin().sum().backward())
+            graphs = self._captured_graphs(fn)
+        return seen, graphs
+
+    def test_functional_dummies_have_sizes_no_input_binds(self):
+        # The fakes handed between proxied calls are dummies: their sizes are
+        # unbacked symbols, never the real sizes, and only the graph's
+        # inputs keep their fakes after the capture.
+        x = torch.randn(4, 3, requires_grad=True)
+        seen, graphs = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
         self.assertTrue(seen)
         for t in seen:
             self.assertTrue(
@@ -3753,27 +3759,11 @@ aot0_mm_2: aten.mm.default""",
         self.assertFalse([n.name for n in computed if "val" in n.meta])
         self.assertEqual(x.grad, 2 * (2 * x).cos())
 
-    def _dummies_seen(self, fn):
-        # the dummies the proxied calls of fn's capture returned, in order
-        seen = []
-        proxy_call = compiled_autograd.AutogradCompilerInstance.proxy_call_function
-
-        def spy(self, fn_name, grads, packed_args, output_metadata):
-            outputs = proxy_call(self, fn_name, grads, packed_args, output_metadata)
-            seen.extend(o for o in outputs if o is not None)
-            return outputs
-
-        with mock.patch.object(
-            compiled_autograd.AutogradCompilerInstance, "proxy_call_function", spy
-        ):
-            self._captured_graphs(fn)
-        return seen
-
     def test_functional_dummies_of_one_rank_share_their_sizes(self):
         # Dummies are cheap: within a capture, the dummies of one rank share
         # one pool of size symbols (they are still distinct values)
         x = torch.randn(4, 3, requires_grad=True)
-        seen = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
+        seen, _ = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
         self.assertGreaterEqual(len(seen), 3)
         self.assertEqual(len({id(t) for t in seen}), len(seen))
         shapes = {tuple(str(s) for s in t.shape) for t in seen}
@@ -3784,7 +3774,7 @@ aot0_mm_2: aten.mm.default""",
         # sizes of two dummies (a tautology with shared sizes) is a read too
         x = torch.randn(4, 3, requires_grad=True)
         with config.patch(compiled_autograd_strict_dummies=True):
-            seen = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
+            seen, _ = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
         symbols = [str(s) for t in seen for s in t.shape]
         self.assertEqual(len(set(symbols)), len(symbols), symbols)
 
