@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Benchmarks (not tests): measured side by side in one run, reported as medians.
 
-``stack``: apply, status, export and check of the sample 6-patch stack on a
-clone of the real pin, repeated; prints a markdown table.
+``stack``: apply (cold, no-op, one patch changed), status, export and revert
+of the real stack on clones of the pin, repeated; prints a markdown table.
 ``overlay``: overlay build times (cold without ccache, no-op, one .cpp changed).
+``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved.
+``report``: all three in one markdown report (results/report.md), with the
+targets of issue #10 judged from the same run.
 
 Exit codes: 0 ok, 2 usage, 3 bad input.
 """
@@ -27,7 +30,6 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.pinned_source import ensure_pinned_source
-from tools.lib.samplestack import build_stack
 from tools.lib.shell import Shell
 
 TOOLS = paths.REPO_ROOT / "tools"
@@ -42,9 +44,23 @@ def _clone(src: Path, dest: Path) -> None:
     subprocess.run(["git", "-C", str(dest), "checkout", "-q", "-B", "main", "v2.6.0"], check=True)
 
 
-def bench_stack(reps: int) -> str:
+def _edit_one_patch(stack: Path) -> None:
+    """Change the content of the stack's last patch (one added comment line gets a suffix)."""
+    last = stack / [l for l in (stack / "series").read_text().split() if l and not l.startswith("#")][-1]
+    lines = last.read_text().split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("+") and line.lstrip("+ ").startswith(("#", "//")):
+            lines[i] = line + " (bench edit)"
+            last.write_text("\n".join(lines))
+            return
+    raise ui.UserError(f"{last.name}: no added comment line to edit for the one-patch-changed timing")
+
+
+def bench_stack(reps: int, stack: Path = paths.DEFAULT_STACK_DIR) -> str:
+    """apply/status/export/revert of ``stack`` (default: the real patches/) on clones of the pin."""
     sh = Shell(verbose=False)
     pin = ensure_pinned_source(paths.cache_dir(), sh)
+    n = len([l for l in (stack / "series").read_text().split() if l and not l.startswith("#")])
     timings: dict[str, list[float]] = {}
 
     def timed(label: str, fn: Callable[[], None]) -> None:
@@ -54,26 +70,23 @@ def bench_stack(reps: int) -> str:
 
     with tempfile.TemporaryDirectory(prefix="fca-bench-") as tmp:
         work = Path(tmp)
-        author = work / "author"
-        _clone(pin, author)
-        build_stack(author)
-        stack = work / "stack"
-        stack.mkdir()
-        shutil.copy(paths.DEFAULT_STACK_DIR / "pin.sha256", stack / "pin.sha256")
-        _tool("export_patches", "--torch-src", author, "--stack", stack)
+        edited = work / "edited"
+        shutil.copytree(stack, edited)
+        _edit_one_patch(edited)
         for i in range(reps):
-            ui.info(f"[{i + 1}/{reps}] stack benchmark")
+            ui.info(f"[{i + 1}/{reps}] stack benchmark ({n} patches)")
             target = work / f"t{i}"
             _clone(pin, target)
-            timed("apply --check (6 patches, git)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack, "--check"))
-            timed("apply (6 patches, git)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack))
+            timed(f"apply --check ({n} patches)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack, "--check"))
+            timed(f"apply, cold ({n} patches)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack))
             timed("apply, already applied (no-op)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack))
-            timed("status", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack, "--status"))
+            timed("apply after one patch changed (the last)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", edited))
+            timed("status", lambda: _tool("apply_patches", "--torch-src", target, "--stack", edited, "--status"))
             out = work / f"export{i}"
-            shutil.copytree(stack, out)
-            timed("export (6 patches)", lambda: _tool("export_patches", "--torch-src", target, "--stack", out))
+            shutil.copytree(edited, out)
+            timed(f"export ({n} patches)", lambda: _tool("export_patches", "--torch-src", target, "--stack", out))
             timed("export --check", lambda: _tool("export_patches", "--torch-src", target, "--stack", out, "--check"))
-            timed("revert (6 patches, git)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", stack, "--revert"))
+            timed(f"revert ({n} patches)", lambda: _tool("apply_patches", "--torch-src", target, "--stack", edited, "--revert"))
             shutil.rmtree(target)
     lines = [f"| operation ({reps} reps, wall incl. Python start) | median | min | max |", "|---|---|---|---|"]
     for label, values in timings.items():
@@ -105,7 +118,7 @@ def bench_overlay(reps: int) -> str:
         for i in range(reps):
             ui.info(f"[{i + 1}/{reps}] overlay benchmark: cold build")
             ov = work / f"ov{i}"
-            build("cold build (no ccache, 2 jobs; codegen + 5 TUs + link + checks)", tree, ov)
+            build("cold build (no ccache, 2 jobs: codegen, TUs, link, checks)", tree, ov)
             build("no-op rebuild", tree, ov)
             target = tree / "torch/csrc/dynamo/python_compiled_autograd.cpp"
             original = target.read_bytes()
@@ -135,8 +148,8 @@ def _ca_sample(venv_kind: str, workload: str, mode: str, env: dict[str, str]) ->
     return json.loads(lines[-1])
 
 
-def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path) -> str:
-    """Stock vs overlay, interleaved in one run (A B A B ...), medians, ratios and spread."""
+def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path) -> dict:
+    """Stock vs overlay, interleaved in one run (A B B A ...): the samples per (workload, mode, venv)."""
     from tools.lib.bench_workloads import WORKLOADS
     from tools.lib.overlay.venv import ensure_venv
 
@@ -160,7 +173,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
                     samples.setdefault((w, mode, kind), []).append(_ca_sample(kind, w, mode, env))
                     progress.advance(f"{w} {mode} {kind}")
     (out_dir / "samples.json").write_text(json.dumps({"|".join(k): v for k, v in samples.items()}, indent=1))
-    return render_ca_table(samples, workloads, modes, reps, out_dir)
+    return samples
 
 
 def _metric_rows(mode: str) -> list[tuple[str, str]]:
@@ -205,6 +218,85 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
     return table
 
 
+def _medians(samples, workload: str, mode: str, key: str) -> tuple[float | None, float | None]:
+    out = []
+    for kind in ("stock", "overlay"):
+        vals = [x[key] for x in samples.get((workload, mode, kind), []) if key in x]
+        out.append(statistics.median(vals) if vals else None)
+    return out[0], out[1]
+
+
+# (mode, key, what, verdict(stock, overlay)) of issue #10's targets
+TARGETS = (
+    ("capture", "seconds", "repeated CA capture: overlay/stock <= 1.00",
+     lambda s, o: (o / s, o / s <= 1.0)),
+    ("recompiles", "captures_stride", "CA captures for stride/offset-only changes: overlay <= stock",
+     lambda s, o: (o - s, o <= s)),
+    ("steady", "seconds", "steady-state backward: overlay/stock within 1.00 +- 0.03",
+     lambda s, o: (o / s, abs(o / s - 1) <= 0.03)),
+)
+
+
+def render_targets(samples, workloads: Sequence[str], modes: Sequence[str]) -> str:
+    """The targets the report is judged against, one row per workload: met, not met, or why not judged."""
+    lines = ["| target | workload | stock | overlay | ratio / difference | met |", "|---|---|---|---|---|---|"]
+    for mode, key, what, verdict in TARGETS:
+        if mode not in modes:
+            continue
+        for w in workloads:
+            s, o = _medians(samples, w, mode, key)
+            fmt = (lambda v: f"{v:.4f}") if key == "seconds" else (lambda v: f"{v:g}")
+            if s is None or o is None:
+                failed = [k for k, v in (("stock", s), ("overlay", o)) if v is None]
+                lines.append(f"| {what} | {w} | {'-' if s is None else fmt(s)} | {'-' if o is None else fmt(o)} "
+                             f"| - | not judged: fails on {' and '.join(failed)} |")
+                continue
+            value, ok = verdict(s, o)
+            shown = f"{value:.2f}" if key == "seconds" else f"{value:+g}"
+            lines.append(f"| {what} | {w} | {fmt(s)} | {fmt(o)} | {shown} | {'yes' if ok else '**no**'} |")
+    return "\n".join(lines)
+
+
+def machine_facts() -> str:
+    cpu = "unknown CPU"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                   if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = ""
+    try:
+        kb = int(next(l.split()[1] for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal")))
+        mem = f", {kb / 2**20:.0f} GiB memory"
+    except (OSError, StopIteration, ValueError):
+        pass
+    stack = [l for l in (paths.DEFAULT_STACK_DIR / "series").read_text().split() if l and not l.startswith("#")]
+    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores ({cpu}){mem}; "
+            f"stock torch==2.6.0 vs the overlay of the {len(stack)}-patch stack ({', '.join(p[:4] for p in stack)})")
+
+
+def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path,
+                 stack_reps: int, overlay_reps: int) -> str:
+    """Everything in one report: compiled-autograd workloads, the targets, stack and overlay timings."""
+    facts = machine_facts()
+    samples = bench_ca(reps, workloads, modes, out_dir)
+    ca_table = render_ca_table(samples, workloads, modes, reps, out_dir)
+    stack_table = bench_stack(stack_reps)
+    overlay_table = bench_overlay(overlay_reps) if overlay_reps else "(skipped: --overlay-reps 0)"
+    report = "\n".join([
+        "# Benchmark report: compiled autograd, stock torch==2.6.0 vs the patched overlay", "",
+        f"Machine and date: {facts}.", "",
+        f"Command: `python tools/bench.py report --reps {reps}`. Stock and overlay samples are interleaved "
+        "(A B B A ...) in one run; medians, ratios overlay/stock, spread min-max.", "",
+        "## Targets", "", render_targets(samples, workloads, modes), "",
+        "## Compiled-autograd workloads", "", ca_table.rstrip(), "", "![capture and backward times](ca.png)", "",
+        "## Patch stack tools (real stack on clones of the pin)", "", stack_table, "",
+        "## Overlay build", "", overlay_table, "",
+    ])
+    (out_dir / "report.md").write_text(report)
+    return report
+
+
 def _plot(rows, path: Path) -> None:
     try:
         import matplotlib
@@ -232,7 +324,7 @@ def _plot(rows, path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("stack", help="apply/export timings of a 6-patch stack on the real pin")
+    s = sub.add_parser("stack", help="apply/export timings of the real stack (patches/) on clones of the pin")
     s.add_argument("--reps", type=int, default=5)
     o = sub.add_parser("overlay", help="overlay build timings: cold, no-op, one .cpp changed")
     o.add_argument("--reps", type=int, default=1)
@@ -241,6 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--workloads", nargs="+", default=None, help="default: all")
     c.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES)
     c.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
+    r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
+    r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
+    r.add_argument("--workloads", nargs="+", default=None, help="default: all")
+    r.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES)
+    r.add_argument("--stack-reps", type=int, default=3)
+    r.add_argument("--overlay-reps", type=int, default=1, help="0 skips the overlay build timings")
+    r.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
@@ -250,7 +349,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tools.lib.bench_workloads import WORKLOADS
 
         args.out.mkdir(parents=True, exist_ok=True)
-        ui.out(bench_ca(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve()))
+        workloads = args.workloads or list(WORKLOADS)
+        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve())
+        ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
+    elif args.what == "report":
+        from tools.lib.bench_workloads import WORKLOADS
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        ui.out(bench_report(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve(),
+                            args.stack_reps, args.overlay_reps))
     return ui.EXIT_OK
 
 

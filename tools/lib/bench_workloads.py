@@ -8,7 +8,7 @@ Modes: ``capture`` (the CA capture alone, up to the compiler call: the first in 
 process and the median of 4 more), ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
 autograd: capture + compile), ``recompiles`` (CA captures and Dynamo compiles over
 a sequence of batch sizes, and over inputs that differ only in strides / storage
-offset), ``steady`` (median backward time after warm-up, aot_eager).  Every mode
+offset), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_eager).  Every mode
 reports peak RSS.  A workload that fails reports ``{"error": ...}``.
 """
 
@@ -193,12 +193,14 @@ def run(workload: str, mode: str) -> dict:
             result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
             result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
     elif mode == "steady":
+        # 5 warm-up backwards (capture, compile), then the median of 40: a backward here
+        # takes milliseconds, so a 3% difference needs many samples per worker
         times = []
-        for i in range(13):
+        for i in range(45):
             loss = make_loss(8, "plain")
             start = time.perf_counter()
             _backward(torch, ca, "aot_eager", loss)
-            if i >= 3:
+            if i >= 5:
                 times.append(time.perf_counter() - start)
         result["seconds"] = statistics.median(times)
     else:

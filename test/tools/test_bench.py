@@ -1,0 +1,83 @@
+"""tools/bench.py: the report's pieces that are not measurements (targets, the one-patch edit)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from conftest import run_tool
+from tools import bench
+from tools.lib import paths
+
+
+def _samples(**cells):
+    # cells: mode__key=(stock, overlay); None for a failing venv
+    samples = {}
+    for name, (stock, overlay) in cells.items():
+        mode, key = name.split("__")
+        for workload in ("mlp",):
+            for kind, value in (("stock", stock), ("overlay", overlay)):
+                samples[(workload, mode.replace("_", "-"), kind)] = (
+                    [{"error": "boom"}] if value is None else [{key: value}, {key: value}]
+                )
+    return samples
+
+
+def _rows(table: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+def test_targets_judge_capture_ratio_stride_recaptures_and_steady_state():
+    samples = _samples(capture__seconds=(0.40, 0.30), recompiles__captures_stride=(1, 1), steady__seconds=(0.010, 0.0102))
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "steady"]))
+    assert [(r[0].split(":")[0], r[4], r[5]) for r in rows] == [
+        ("repeated CA capture", "0.75", "yes"),
+        ("CA captures for stride/offset-only changes", "+0", "yes"),
+        ("steady-state backward", "1.02", "yes"),
+    ]
+
+
+def test_targets_say_no_when_the_overlay_is_slower_or_recaptures_more():
+    samples = _samples(capture__seconds=(0.40, 0.48), recompiles__captures_stride=(1, 2), steady__seconds=(0.010, 0.011))
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "steady"]))
+    assert [r[5] for r in rows] == ["**no**", "**no**", "**no**"]
+    assert rows[0][4] == "1.20" and rows[1][4] == "+1"
+
+
+def test_a_workload_failing_on_stock_is_not_judged_not_counted_as_a_number():
+    samples = _samples(capture__seconds=(None, 0.30))
+    (row,) = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))
+    assert row[2] == "-" and row[3] == "0.3000"
+    assert row[5] == "not judged: fails on stock"
+
+
+def test_one_patch_edit_changes_one_added_line_of_the_last_patch(tmp_path):
+    stack = shutil.copytree(paths.DEFAULT_STACK_DIR, tmp_path / "stack")
+    series = (stack / "series").read_text().split()
+    before = {p: (stack / p).read_text() for p in series}
+    bench._edit_one_patch(stack)
+    changed = [p for p in series if (stack / p).read_text() != before[p]]
+    assert changed == [series[-1]]
+    old, new = before[series[-1]].split("\n"), (stack / series[-1]).read_text().split("\n")
+    diff = [(a, b) for a, b in zip(old, new) if a != b]
+    assert len(old) == len(new) and len(diff) == 1
+    assert diff[0][0].startswith("+") and diff[0][1] == diff[0][0] + " (bench edit)"
+
+
+def test_the_edited_stack_applies_and_only_the_last_patch_is_reapplied(pin_clone, tmp_path):
+    repo = pin_clone()
+    stack = shutil.copytree(paths.DEFAULT_STACK_DIR, tmp_path / "stack")
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "-q").returncode == 0
+    bench._edit_one_patch(stack)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert "applied 1 patch(es)" in res.stdout
+    log = subprocess.run(["git", "log", "-1", "-p"], cwd=repo, capture_output=True, text=True).stdout
+    assert "(bench edit)" in log
+
+
+def test_report_help_names_its_parts():
+    res = run_tool("bench", "report", "--help")
+    assert res.returncode == 0
+    for flag in ("--reps", "--stack-reps", "--overlay-reps", "--out"):
+        assert flag in res.stdout
