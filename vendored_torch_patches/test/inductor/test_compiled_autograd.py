@@ -3763,7 +3763,8 @@ aot0_mm_2: aten.mm.default""",
         # Dummies are cheap: within a capture, the dummies of one rank share
         # one pool of size symbols (they are still distinct values)
         x = torch.randn(4, 3, requires_grad=True)
-        seen, _ = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
+        with config.patch(compiled_autograd_strict_dummies=False):
+            seen, _ = self._dummies_seen(lambda: (x * 2).sin().sum().backward())
         self.assertGreaterEqual(len(seen), 3)
         self.assertEqual(len({id(t) for t in seen}), len(seen))
         shapes = {tuple(str(s) for s in t.shape) for t in seen}
