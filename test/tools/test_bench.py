@@ -46,9 +46,17 @@ def test_targets_say_no_when_the_overlay_is_slower_or_recaptures_more():
 
 def test_a_workload_failing_on_stock_is_not_judged_not_counted_as_a_number():
     samples = _samples(capture__seconds=(None, 0.30))
-    (row,) = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))
+    row = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))[0]
+    assert row[0].startswith("repeated CA capture")
     assert row[2] == "-" and row[3] == "0.3000"
     assert row[5] == "not judged: fails on stock"
+
+
+def test_a_metric_no_worker_measured_is_left_out():
+    # only "seconds" of the capture mode was sampled: no row for first_seconds
+    samples = _samples(capture__seconds=(0.4, 0.3))
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))
+    assert [r[0].split(":")[0] for r in rows] == ["repeated CA capture"]
 
 
 def test_one_patch_edit_changes_one_added_line_of_the_last_patch(tmp_path):
