@@ -338,8 +338,10 @@ class DistributedPatternTests(TestCase):
         self.assertEqual(fw_cnt.op_count, 5)
         self.assertEqual(bw_cnt.frame_count, 2)  # grad=None and grad!=None
         # each generated node is one opaque ops.X call plus ops.validate_outputs
-        # (and their getitems) instead of the aten ops of its formula
-        self.assertEqual(bw_cnt.op_count, 62)
+        # (and their getitems) instead of the aten ops of its formula; the
+        # call_backward of each BackwardHookFunction is followed by an
+        # ops.validate_outputs too (its outputs are dummies)
+        self.assertEqual(bw_cnt.op_count, 68)
 
     def test_module_backward_hooks_aot(self):
         m1, inp1 = init_module_bw_hooks(True)
