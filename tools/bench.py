@@ -214,6 +214,7 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
         rss.append(f"{kind} {max(vals):.0f} MB" if vals else f"{kind} -")
     table = "\n".join(lines) + f"\n\nPeak RSS (max over workers): {', '.join(rss)}. {reps} interleaved reps per cell.\n"
     (out_dir / "ca.md").write_text(table)
+    (out_dir / "ca.png").unlink(missing_ok=True)  # never a stale plot from an earlier run
     _plot(plot_rows, out_dir / "ca.png")
     return table
 
@@ -296,7 +297,9 @@ def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_
         f"Command: `python tools/bench.py report --reps {reps}`. Stock and overlay samples are interleaved "
         "(A B B A ...) in one run; medians, ratios overlay/stock, spread min-max.", "",
         "## Targets", "", render_targets(samples, workloads, modes), "",
-        "## Compiled-autograd workloads", "", ca_table.rstrip(), "", "![capture and backward times](ca.png)", "",
+        "## Compiled-autograd workloads", "", ca_table.rstrip(), "",
+        "![capture and backward times](ca.png)" if (out_dir / "ca.png").exists()
+        else "(no plot: matplotlib is not installed; `pip install -e .[bench]`)", "",
         "## Patch stack tools (real stack on clones of the pin)", "", stack_table, "",
         "## Overlay build", "", overlay_table, "",
     ])
