@@ -31,6 +31,7 @@ if __package__ in (None, ""):
 from tools.lib import paths, ui
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
+from tools.lib.stack import Stack
 
 TOOLS = paths.REPO_ROOT / "tools"
 
@@ -46,7 +47,7 @@ def _clone(src: Path, dest: Path) -> None:
 
 def _edit_one_patch(stack: Path) -> None:
     """Change the content of the stack's last patch (one added comment line gets a suffix)."""
-    last = stack / [l for l in (stack / "series").read_text().split() if l and not l.startswith("#")][-1]
+    last = Stack.load(stack, need_manifest=False).files[-1]
     lines = last.read_text().split("\n")
     for i, line in enumerate(lines):
         if line.startswith("+") and line.lstrip("+ ").startswith(("#", "//")):
@@ -60,7 +61,7 @@ def bench_stack(reps: int, stack: Path = paths.DEFAULT_STACK_DIR) -> str:
     """apply/status/export/revert of ``stack`` (default: the real patches/) on clones of the pin."""
     sh = Shell(verbose=False)
     pin = ensure_pinned_source(paths.cache_dir(), sh)
-    n = len([l for l in (stack / "series").read_text().split() if l and not l.startswith("#")])
+    n = len(Stack.load(stack))
     timings: dict[str, list[float]] = {}
 
     def timed(label: str, fn: Callable[[], None]) -> None:
@@ -278,7 +279,7 @@ def machine_facts() -> str:
         mem = f", {kb / 2**20:.0f} GiB memory"
     except (OSError, StopIteration, ValueError):
         pass
-    stack = [l for l in (paths.DEFAULT_STACK_DIR / "series").read_text().split() if l and not l.startswith("#")]
+    stack = Stack.load(paths.DEFAULT_STACK_DIR).names
     return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores ({cpu}){mem}; "
             f"stock torch==2.6.0 vs the overlay of the {len(stack)}-patch stack ({', '.join(p[:4] for p in stack)})")
 
