@@ -52,6 +52,17 @@ def pinned_source() -> Path:
 from tools.lib.samplestack import git  # noqa: E402,F401  (the tests' git, with a fixed identity)
 
 
+@pytest.fixture(scope="session")
+def overlay(pinned_source) -> Path:
+    """The default overlay (<cache>/overlay) for the repo's stack, built (incrementally) by the real tool."""
+    from tools.lib.overlay import compile as cc
+
+    assert run_tool("apply_patches").returncode == 0
+    res = run_tool("overlay", "build")
+    assert res.returncode == 0, res.stderr[-3000:]
+    return paths.cache_dir() / "overlay" / "lib" / cc.LIB_NAME
+
+
 @pytest.fixture
 def pin_clone(pinned_source: Path, tmp_path: Path):
     """Factory: a fresh git clone of the pin (objects shared, working tree real)."""

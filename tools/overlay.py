@@ -87,11 +87,14 @@ def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list
     inc_patched = layout.include_flags()
     inc_pinned = [f"-I{pin_dir}", f"-I{pin_dir / 'aten/src'}"] + inc_patched
     defines = list(cc.COMMON_FLAGS)
+    cache_dir, memo = layout.build / "abi-probes", {}
     for header in changed_headers:
         name = checks.header_include_name(header)
         assert name
         changes = checks.compare_layouts(
-            header, checks.class_layouts(name, inc_pinned, defines), checks.class_layouts(name, inc_patched, defines)
+            header,
+            checks.class_layouts(name, inc_pinned, defines, cache_dir, memo),
+            checks.class_layouts(name, inc_patched, defines, cache_dir, memo),
         )
         fds = [fd for pf in stack.patches for fd in pf.files if fd.path == header]
         texts = {header: "\n".join(p.read_text() for p in stack.files)}

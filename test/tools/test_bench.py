@@ -89,3 +89,36 @@ def test_report_help_names_its_parts():
     assert res.returncode == 0
     for flag in ("--reps", "--stack-reps", "--overlay-reps", "--out"):
         assert flag in res.stdout
+
+
+def test_paired_samples_are_judged_by_the_median_of_their_per_pair_ratios():
+    samples = _samples(capture__seconds=(0.40, 0.30))  # the ratio of the medians would be 0.75
+    samples[("mlp", "capture", "pairs")] = [{"seconds": r} for r in (1.10, 1.02, 0.98, 1.04, 1.20)]
+    row = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))[0]
+    assert row[4].startswith("1.04 (5 pairs, IQR")
+    assert row[5] == "**no**"
+
+
+def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, tmp_path):
+    """The real protocol: two --serve workers, set up one after the other, then one sample each per pair."""
+    envs = {k: {"TORCH_EXTENSIONS_DIR": str(tmp_path / k)} for k in ("stock", "overlay")}
+    summaries, ratios = bench._paired_sample("mlp", "capture", 3, "overlay", envs)
+    assert set(summaries) == {"stock", "overlay"}
+    for summary in summaries.values():
+        assert len(summary["samples"]) == 3 and summary["captures"] == 1
+        assert summary["first_seconds"] > 0 and summary["peak_rss_mb"] > 0
+    assert ratios == [o / s for s, o in zip(summaries["stock"]["samples"], summaries["overlay"]["samples"])]
+
+
+def test_a_worker_failing_at_setup_is_reported_and_the_other_is_not_paired(overlay, tmp_path):
+    envs = {k: {} for k in ("stock", "overlay")}
+    summaries, ratios = bench._paired_sample("twotensor", "capture", 2, "stock", envs)
+    assert ratios == []
+    assert list(summaries) == ["stock"] and summaries["stock"]["error"]
+
+
+def test_the_ca_table_comes_with_a_png_plot_of_stock_and_overlay(tmp_path):
+    samples = _samples(capture__seconds=(0.40, 0.30), steady__seconds=(0.010, 0.0102))
+    table = bench.render_ca_table(samples, ["mlp"], ["capture", "steady"], 2, tmp_path)
+    assert "| mlp | CA capture, repeated (s) | 0.400 | 0.300 | 0.75 |" in table
+    assert (tmp_path / "ca.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO_ROOT, export_stack, git, run_tool
 from tools.lib import paths
-from tools.lib.overlay import compile as cc, generated, install
+from tools.lib.overlay import checks, compile as cc, generated, install
 from tools.lib.overlay.venv import TORCH_VERSION, validate_torch
 from tools.lib.ui import UserError
 
@@ -27,15 +27,6 @@ MUL_APPLY_WITH_SAVED = (
 )
 CA_INIT = "_ZN5torch6dynamo8autograd37torch_c_dynamo_compiled_autograd_initEv"
 MUL_VTABLE = "_ZTVN5torch8autograd9generated12MulBackward0E"
-
-
-@pytest.fixture(scope="session")
-def overlay(pinned_source) -> Path:
-    """The overlay for the repo's stack, built (incrementally) by the real tool."""
-    assert run_tool("apply_patches").returncode == 0
-    res = run_tool("overlay", "build")
-    assert res.returncode == 0, res.stderr[-3000:]
-    return OVERLAY / "lib" / cc.LIB_NAME
 
 
 def in_overlay(code: str, *extra: str, args: tuple[str, ...] = (), env: dict[str, str] | None = None,
@@ -384,3 +375,27 @@ def test_status_and_env(overlay):
     assert f"export VIRTUAL_ENV={VENV}" in env.stdout and "export FCA_OVERLAY_LIB=" in env.stdout
     stamp = json.loads((OVERLAY / "stamp.json").read_text())
     assert stamp["torch"].startswith("2.6.0") and set(stamp["build_ids"]) == {"libtorch_cpu.so", "libtorch_python.so"}
+
+
+def test_abi_probe_is_reused_until_a_header_it_read_changes(tmp_path, monkeypatch):
+    """A no-op build must not parse the changed headers again; any edit below them must."""
+    inc = tmp_path / "inc"
+    (inc / "fca").mkdir(parents=True)
+    (inc / "fca/a.h").write_text('#include "fca/b.h"\nstruct A { B b; virtual ~A(); };\n')
+    (inc / "fca/b.h").write_text("struct B { int x; };\n")
+    cache = tmp_path / "abi-probes"
+    first = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache)
+    assert "size=16" in first["A"].size and first["A"].vtable
+
+    real_run = subprocess.run
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("the probe ran g++ although no header changed")
+
+    monkeypatch.setattr(checks.subprocess, "run", no_compiler)
+    assert checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache) == first
+
+    (inc / "fca/b.h").write_text("struct B { int x; long y[2]; };\n")  # only the included header changes
+    monkeypatch.setattr(checks.subprocess, "run", real_run)
+    grown = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache)
+    assert "size=32" in grown["A"].size

@@ -8,12 +8,21 @@ Modes: ``capture`` (the CA capture alone, up to the compiler call: the first in 
 process and the median of 4 more), ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
 autograd: capture + compile), ``recompiles`` (CA captures and Dynamo compiles over
 a sequence of batch sizes, and over inputs that differ only in strides / storage
-offset), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_eager).  Every mode
+offset), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_eager; first the
+gradients are checked against eager, and wrong ones are an error, not a time).  Every mode
 reports peak RSS.  A workload that fails reports ``{"error": ...}``.
+
+``python bench_workloads.py WORKLOAD MODE --serve`` (``capture`` and ``steady``) keeps
+the worker alive: it sets up (the first capture, or the 5 warm-up backwards), prints a
+``ready`` line, then takes one sample per ``sample`` line on stdin and answers one JSON
+line each.  tools/bench.py drives a stock and an overlay worker this way in turns, so
+each overlay sample has a stock sample taken right next to it (paired samples: the
+machine's slow drifts hit both sides of a pair alike).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -145,7 +154,7 @@ def _backward(torch, ca, backend, loss):
         loss.backward()
 
 
-def run(workload: str, mode: str) -> dict:
+def _setup(workload: str):
     torch = _torch()
     import torch._dynamo.compiled_autograd as ca
     from torch._dynamo.utils import counters
@@ -153,6 +162,72 @@ def run(workload: str, mode: str) -> dict:
     torch.manual_seed(0)
     torch._inductor.config.fx_graph_cache = False
     params, make_loss = WORKLOADS[workload](torch)
+    return torch, ca, counters, params, make_loss
+
+
+def _one_capture(torch, ca, counters, make_loss) -> tuple[float, int]:
+    """One fresh CA capture, from backward() to the moment the graph reaches the compiler
+    (nothing after that is timed): (seconds, captures)."""
+    torch._dynamo.reset()
+    counters.clear()
+    loss = make_loss(8, "plain")
+    gc.collect()  # garbage of earlier samples is not this sample's cost
+    reached: list[float] = []
+
+    def compiler(gm):
+        reached.append(time.perf_counter())
+        # untimed from here; Dynamo runs the graph as torch.compile would (an eagerly run
+        # graph would accumulate a Tensor subclass's grad into its inner tensors)
+        return torch.compile(gm, backend="eager", fullgraph=True)
+
+    start = time.perf_counter()
+    with ca._enable(compiler):
+        loss.backward()
+    return reached[0] - start, counters["compiled_autograd"]["captures"]
+
+
+def _one_steady(torch, ca, make_loss) -> float:
+    loss = make_loss(8, "plain")
+    gc.collect()
+    start = time.perf_counter()
+    _backward(torch, ca, "aot_eager", loss)
+    return time.perf_counter() - start
+
+
+def _leaves(t) -> list:
+    """A gradient as plain tensors (a Tensor subclass as its inner tensors)."""
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+
+    if is_traceable_wrapper_subclass(t):
+        return [x for name in t.__tensor_flatten__()[0] for x in _leaves(getattr(t, name))]
+    return [t]
+
+
+def _check_against_eager(torch, ca, params, make_loss) -> None:
+    """The same backward, eager and under compiled autograd (aot_eager), must give the same
+    gradients: a time for a wrong result is not a number to compare."""
+    runs = []
+    for compiled in (False, True):
+        for p in params:
+            p.grad = None
+        torch.manual_seed(1)
+        loss = make_loss(8, "plain")
+        if compiled:
+            _backward(torch, ca, "aot_eager", loss)
+        else:
+            loss.backward()
+        runs.append([x.detach().clone() for p in params for x in _leaves(p.grad)])
+    worst = max(float((a - b).abs().max()) for a, b in zip(*runs))
+    if not all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(*runs)):
+        raise WrongGradients(f"compiled autograd's gradients differ from eager (max abs diff {worst:.3g})")
+
+
+class WrongGradients(AssertionError):
+    pass
+
+
+def run(workload: str, mode: str) -> dict:
+    torch, ca, counters, params, make_loss = _setup(workload)
     result: dict = {"workload": workload, "mode": mode}
     if mode.startswith("first-"):
         backend = mode.split("-", 1)[1]
@@ -161,24 +236,7 @@ def run(workload: str, mode: str) -> dict:
         _backward(torch, ca, backend, loss)
         result["seconds"] = time.perf_counter() - start
     elif mode == "capture":
-        # the CA capture alone: from backward() to the moment the graph reaches the compiler
-        # (identity compiler, so nothing after the capture is timed); median of fresh captures
-        times, captures = [], []
-        for _ in range(5):
-            torch._dynamo.reset()
-            counters.clear()
-            loss = make_loss(8, "plain")
-            reached: list[float] = []
-
-            def compiler(gm):
-                reached.append(time.perf_counter())
-                return gm
-
-            start = time.perf_counter()
-            with ca._enable(compiler):
-                loss.backward()
-            times.append(reached[0] - start)
-            captures.append(counters["compiled_autograd"]["captures"])
+        times, captures = zip(*(_one_capture(torch, ca, counters, make_loss) for _ in range(5)))
         result["seconds"] = statistics.median(times[1:])  # the first pays one-time imports and bindings
         result["first_seconds"] = times[0]
         result["captures"] = max(captures)
@@ -193,35 +251,74 @@ def run(workload: str, mode: str) -> dict:
             result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
             result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
     elif mode == "steady":
-        # 5 warm-up backwards (capture, compile), then the median of 40: a backward here
-        # takes milliseconds, so a 3% difference needs many samples per worker
-        times = []
-        for i in range(45):
-            loss = make_loss(8, "plain")
-            start = time.perf_counter()
-            _backward(torch, ca, "aot_eager", loss)
-            if i >= 5:
-                times.append(time.perf_counter() - start)
-        result["seconds"] = statistics.median(times)
+        # checked against eager, 5 warm-up backwards (capture, compile), then the median of 40:
+        # a backward here takes milliseconds, so a 3% difference needs many samples per worker
+        _check_against_eager(torch, ca, params, make_loss)
+        for _ in range(5):
+            _one_steady(torch, ca, make_loss)
+        result["seconds"] = statistics.median(_one_steady(torch, ca, make_loss) for _ in range(40))
     else:
         raise SystemExit(f"unknown mode {mode}")
+    _check_grads(params)
+    return result
+
+
+def _check_grads(params) -> None:
     for p in params:
         assert p.grad is not None, "no gradient reached a parameter"
-    return result
+
+
+def serve(workload: str, mode: str) -> int:
+    """Paired sampling (see the module doc): set up, say ready, one sample per request."""
+    if mode not in ("capture", "steady"):
+        raise SystemExit(f"--serve takes capture or steady, not {mode}")
+    torch, ca, counters, params, make_loss = _setup(workload)
+    ready: dict = {"workload": workload, "mode": mode, "ready": True}
+    if mode == "capture":
+        ready["first_seconds"], ready["captures"] = _one_capture(torch, ca, counters, make_loss)
+        sample = lambda: _one_capture(torch, ca, counters, make_loss)[0]  # noqa: E731
+    else:
+        _check_against_eager(torch, ca, params, make_loss)
+        for _ in range(5):
+            _one_steady(torch, ca, make_loss)
+        sample = lambda: _one_steady(torch, ca, make_loss)  # noqa: E731
+    _check_grads(params)
+    _answer(ready)
+    for line in sys.stdin:
+        if line.strip() != "sample":
+            break
+        _answer({"seconds": sample()})
+    _answer({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    return 0
+
+
+def _answer(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _error(workload: str, mode: str, err: BaseException) -> dict:
+    root: BaseException = err
+    while (root.__cause__ or root.__context__) is not None and root is not (root.__cause__ or root.__context__):
+        root = root.__cause__ or root.__context__  # the innermost error says what really failed
+    text = (str(root).strip().splitlines() or [""])[0]
+    if os.environ.get("FCA_BENCH_TRACEBACK"):
+        traceback.print_exc()
+    return {"workload": workload, "mode": mode, "error": f"{type(root).__name__}: {text}"[:300]}
 
 
 def main() -> int:
     workload, mode = sys.argv[1], sys.argv[2]
+    if "--serve" in sys.argv[3:]:
+        try:
+            return serve(workload, mode)
+        except Exception as err:  # a failing workload answers its error instead of "ready"
+            _answer(_error(workload, mode, err))
+            return 0
     try:
         result = run(workload, mode)
     except Exception as err:  # reported as a failure of this workload in this venv
-        root: BaseException = err
-        while (root.__cause__ or root.__context__) is not None and root is not (root.__cause__ or root.__context__):
-            root = root.__cause__ or root.__context__  # the innermost error says what really failed
-        text = (str(root).strip().splitlines() or [""])[0]
-        result = {"workload": workload, "mode": mode, "error": f"{type(root).__name__}: {text}"[:300]}
-        if os.environ.get("FCA_BENCH_TRACEBACK"):
-            traceback.print_exc()
+        result = _error(workload, mode, err)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
     return 0

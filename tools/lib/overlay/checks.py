@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
 import subprocess
 import tempfile
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from tools.lib import patchfile, ui
+from tools.lib.overlay import depkey
 
 ALLOWED_INIT_REFS = {
     "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__cxa_atexit", "__dso_handle",
@@ -114,16 +117,46 @@ def parse_class_dump(text: str) -> dict[str, ClassLayout]:
     return {n: dataclasses.replace(l, vtable=vtables.get(n, ())) for n, l in layouts.items()}
 
 
-def class_layouts(header: str, include_flags: Sequence[str], defines: Sequence[str]) -> dict[str, ClassLayout]:
+def class_layouts(
+    header: str, include_flags: Sequence[str], defines: Sequence[str], cache_dir: Path | None = None,
+    memo: dict[str, str] | None = None,
+) -> dict[str, ClassLayout]:
+    """The class layouts GCC dumps for ``#include <header>``.
+
+    With ``cache_dir``, a result is kept with the digests of every file the probe read
+    (``-MD``) and reused while none of them changed: a no-op overlay build does not
+    parse the headers again.
+    """
+    memo = {} if memo is None else memo
+    argv = ["g++", "-std=gnu++17", "-fsyntax-only", "-w", *defines, *include_flags]
+    entry = None
+    if cache_dir is not None:
+        tag = hashlib.sha256("\0".join([header, *argv]).encode()).hexdigest()[:20]
+        entry = cache_dir / f"abi-{tag}.json"
+        try:
+            cached = json.loads(entry.read_text())
+            if cached["key"] == depkey.content_key(argv, [], cached["deps"], memo):
+                return {n: ClassLayout(n, size, tuple(vt)) for n, (size, vt) in cached["layouts"].items()}
+        except (OSError, ValueError, KeyError):
+            pass
     with tempfile.TemporaryDirectory(prefix="fca-abi-") as tmp:
         probe = Path(tmp) / "probe.cpp"
         probe.write_text(f"#include <{header}>\n")
-        dump = Path(tmp) / "probe.class"
-        argv = ["g++", "-std=gnu++17", "-fsyntax-only", "-w", f"-fdump-lang-class={dump}", *defines, *include_flags, str(probe)]
-        proc = subprocess.run(argv, capture_output=True, text=True)
+        dump, dfile = Path(tmp) / "probe.class", Path(tmp) / "probe.d"
+        proc = subprocess.run([*argv, f"-fdump-lang-class={dump}", "-MD", "-MF", str(dfile), str(probe)],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise ui.OperationFailed(f"ABI probe of {header} does not compile: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
-        return parse_class_dump(dump.read_text())
+        layouts = parse_class_dump(dump.read_text())
+        deps = [d for d in depkey.read_deps(dfile) if d != str(probe)]
+    if entry is not None:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"header": header, "key": depkey.content_key(argv, [], deps, memo), "deps": deps,
+                   "layouts": {n: [l.size, list(l.vtable)] for n, l in layouts.items()}}
+        tmp_entry = entry.with_suffix(".tmp")
+        tmp_entry.write_text(json.dumps(payload))
+        tmp_entry.replace(entry)
+    return layouts
 
 
 def header_include_name(path: str) -> str | None:

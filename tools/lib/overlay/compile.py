@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from tools.lib import ui
+from tools.lib.overlay import depkey
 from tools.lib.overlay.tus import CPU, PYTHON, TU
 
 COMMON_FLAGS: tuple[str, ...] = (
@@ -110,33 +110,10 @@ def compile_argv(tc: Toolchain, layout: Layout, tu: TU, out: Path) -> list[str]:
     ]
 
 
-def _file_digest(path: Path, memo: dict[str, str]) -> str:
-    key = str(path)
-    if key not in memo:
-        try:
-            memo[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-        except FileNotFoundError:
-            memo[key] = "missing"
-    return memo[key]
-
-
-def _deps(dfile: Path) -> list[str]:
-    if not dfile.is_file():
-        return []
-    text = dfile.read_text().replace("\\\n", " ")
-    _, _, rest = text.partition(":")
-    return [p for p in rest.split() if p]
-
-
 def tu_key(tc: Toolchain, layout: Layout, tu: TU, memo: dict[str, str]) -> str:
     obj = layout.object_path(tu)
-    h = hashlib.sha256()
     argv = compile_argv(Toolchain(tuple(c for c in tc.cxx if c != "ccache"), tc.opt), layout, tu, obj)
-    h.update("\0".join(argv).encode())
-    h.update(_file_digest(layout.source_path(tu), memo).encode())
-    for dep in _deps(obj.with_suffix(".d")):
-        h.update(dep.encode() + b"=" + _file_digest(Path(dep), memo).encode())
-    return h.hexdigest()
+    return depkey.content_key(argv, [layout.source_path(tu)], depkey.read_deps(obj.with_suffix(".d")), memo)
 
 
 def _child_env() -> dict[str, str]:

@@ -30,6 +30,7 @@ from torch.fx.experimental.proxy_tensor import (
     fetch_sym_proxy,
     ProxyTorchDispatchMode,
     PythonKeyTracer,
+    set_proxy_slot,
     track_tensor_tree,
 )
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
@@ -42,6 +43,12 @@ from torch.utils._traceback import CapturedTraceback
 if TYPE_CHECKING:
     from torch.fx.proxy import Proxy
 
+
+# argument values a recorded call keeps as constants (see record_call)
+_constant_arg_types = (
+    int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout,
+    torch.memory_format,
+)
 
 compiled_autograd_log = getArtifactLogger(__name__, "compiled_autograd")
 verbose_log = getArtifactLogger(__name__, "compiled_autograd_verbose")
@@ -495,16 +502,11 @@ class AutogradCompilerInstance:
             )
         assert backward_state_idx is None, "only compiled regions have a BackwardState"
         backward_c_function = self.hooks_proxy[backward_idx]  # type: ignore[index]
-        proxies = self.fx_tracer.create_proxy(
-            kind="call_function",
-            target=call_backward,
-            args=(
-                backward_c_function,
-                self.to_proxy(saved_tensors),
-                *self.to_proxy(inputs),
-            ),
-            kwargs={},
+        proxies = self.record_call(
+            call_backward, (backward_c_function, saved_tensors, *inputs)
         )
+        # its outputs are dummies: the capture loop validates them with an op
+        torch._C._dynamo.compiled_autograd.note_proxied_call()
 
         with disable_proxy_modes_tracing():
             # create fake Tensors
@@ -516,7 +518,7 @@ class AutogradCompilerInstance:
 
                 layout, device, dtype, size = output_metadata
                 grad_ins.append(self._dummy(layout, device, dtype, size))
-            self.bind_tensors_to_proxies(grad_ins, proxies)
+            self.bind_dummies(grad_ins, proxies)
         return tuple(grad_ins)
 
     def proxy_call_aot_backward(
@@ -732,20 +734,66 @@ class AutogradCompilerInstance:
 
     def proxy_call_function(self, fn_name, grads, packed_args, output_metadata):
         """Records ``ops.<fn_name>(grads, *packed_args)``; returns dummy outputs."""
-        op = ops.get(fn_name)
-        proxy_out = self.fx_tracer.create_proxy(
-            kind="call_function",
-            target=op,
-            args=(
-                self.to_proxy(grads),
-                *[self._graph_arg(x) for x in packed_args],
-            ),
-            kwargs={},
-        )
+        proxy_out = self.record_call(ops.get(fn_name), (grads, *packed_args))
         with disable_proxy_modes_tracing():
             outputs = [self._dummy_output(m) for m in output_metadata]
-            self.bind_tensors_to_proxies(outputs, proxy_out)
+            self.bind_dummies(outputs, proxy_out)
         return outputs
+
+    # [functional autograd] Recording a proxied call is most of what a capture
+    # does, so it is kept cheap: the node is created from its arguments in
+    # one walk (_node_arg), not by FX's generic create_arg, which dispatches
+    # every int of a long size or metadata list through several layers; and
+    # its dummy outputs are bound without set_meta's snapshot and
+    # tensor_meta (drop_capture_metadata removes both after the capture).
+    def record_call(self, target, args, name=None):
+        """A call_function node ``target(*args)``: tensors in ``args`` become
+        their proxies, symbolic values their nodes, the rest constants."""
+        node = self.fx_tracer.create_node(
+            "call_function", target, self._node_arg(tuple(args)), {}, name=name
+        )
+        return self.fx_tracer.proxy(node)
+
+    def _node_arg(self, x):
+        if isinstance(x, torch.Tensor):
+            return self.to_proxy(x).node
+        if type(x) in _constant_arg_types:
+            return x
+        if type(x) in (list, tuple):
+            items = [self._node_arg(y) for y in x]
+            return items if type(x) is list else tuple(items)
+        if type(x) is dict:
+            return {k: self._node_arg(v) for k, v in x.items()}
+        if isinstance(x, py_sym_types):
+            x = fetch_sym_proxy(self.fx_tracer)(x)  # a proxy, or a constant
+        if isinstance(x, torch.fx.Proxy):
+            return x.node
+        return self.fx_tracer.create_arg(x)  # anything else FX can record
+
+    def bind_dummies(self, dummies, proxy):
+        """Binds ``dummies[i]`` (or None) to ``proxy[i]``."""
+        tracer = self.fx_tracer
+        for i, d in enumerate(dummies):
+            item = proxy[i]
+            if d is None:
+                continue
+            if self.strict_dummies or not self.is_dummy(d) or not self._sizes_tracked(d):
+                track_tensor_tree(d, item, constant=None, tracer=tracer)
+            else:
+                # its sizes are shared with an earlier dummy (_dummy), whose
+                # binding tracked them: only the tensor is new
+                set_proxy_slot(
+                    d, tracer, torch.fx.experimental.proxy_tensor._ProxyTensor(item, None)
+                )
+                item.node.meta["val"] = d
+
+    def _sizes_tracked(self, x) -> bool:
+        # sizes and strides (numel is a new product at each call: a sym op
+        # on tracked sizes is traced anyway)
+        tracked = self.fx_tracer.symnode_tracker
+        return all(
+            s in tracked for s in (*x.shape, *x.stride()) if isinstance(s, torch.SymInt)
+        )
 
     def proxy_call_hook(self, hook, *args, **kwargs):
         return self.fx_tracer.create_proxy(

@@ -519,9 +519,11 @@ static py::object output_metadata_to_py(
   return std::move(result);
 }
 
-// Opaque calls proxied so far: tells the capture loop whether a node's
-// outputs are dummies of a proxied call (validate_outputs is then proxied
-// too) or were traced inline, like PyNode's (validated at capture, as before).
+// Opaque calls proxied so far (call_function, and note_proxied_call from
+// the Python side): tells the capture loop whether a node's outputs are
+// dummies of a proxied call (validate_outputs is then proxied too) or were
+// traced inline, like a compiled region's copied AOT backward (validated at
+// capture, as before).
 static uint64_t proxied_call_count = 0;
 
 struct PyCompilerInterfaceImpl : public PyCompilerInterface {
@@ -634,25 +636,6 @@ static variable_list validate_outputs_functional(
   return outputs;
 }
 
-// A Python autograd.Function's backward is recorded as one call_backward
-// (compiled_autograd.py: proxy_call_backward) whose outputs are dummies, like
-// those of the calls counted by proxied_call_count; the backward of a compiled
-// region instead returns its copied AOT graph's outputs, traced inline.
-static bool is_opaque_python_backward(Node* node) {
-  auto* pynode = dynamic_cast<PyNode*>(node);
-  if (pynode == nullptr) {
-    return false;
-  }
-  THPObjectPtr forward_cls(PyObject_GetAttrString(pynode->obj, "_forward_cls"));
-  if (!forward_cls) {
-    PyErr_Clear();
-    return true;
-  }
-  const int compiled_region =
-      PyObject_HasAttrString(forward_cls.get(), "_backward_prologue_functional");
-  return compiled_region == 0;
-}
-
 static variable_list proxy_validate_outputs(
     PyObject* py_compiler,
     const Node& node,
@@ -758,6 +741,14 @@ static PyObject* clear_cache(PyObject* dummy, PyObject* args) {
   END_HANDLE_TH_ERRORS;
 }
 
+// A proxied call recorded on the Python side (compiled_autograd.py:
+// proxy_call_backward, a Python autograd.Function's call_backward) counts as
+// any other: its outputs are dummies too.
+static PyObject* note_proxied_call(PyObject* dummy, PyObject* args) {
+  ++proxied_call_count;
+  Py_RETURN_NONE;
+}
+
 static PyObject* is_cache_empty(PyObject* dummy, PyObject* args) {
   HANDLE_TH_ERRORS;
   if (CacheNode::root()->is_empty()) {
@@ -788,6 +779,7 @@ static PyMethodDef _methods[] = {
     {"set_autograd_compiler", set_autograd_compiler, METH_VARARGS, nullptr},
     {"clear_cache", clear_cache, METH_NOARGS, nullptr},
     {"is_cache_empty", is_cache_empty, METH_NOARGS, nullptr},
+    {"note_proxied_call", note_proxied_call, METH_NOARGS, nullptr},
     {"set_verbose_logger", set_verbose_logger, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -1105,8 +1097,7 @@ CacheNode* _compiled_autograd_impl(
       saved.before(call.node->next_edges());
       const uint64_t calls_before = proxied_call_count;
       variable_list outputs = call.node->apply_with_saved(inputs, saved);
-      if (proxied_call_count != calls_before ||
-          is_opaque_python_backward(call.node.get())) {
+      if (proxied_call_count != calls_before) {
         // dummy outputs: validating them here would bake in their metadata
         outputs =
             proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
