@@ -160,15 +160,18 @@ class _Worker:
     """A ``bench_workloads.py --serve`` process: one JSON answer per request line."""
 
     def __init__(self, venv_kind: str, workload: str, mode: str, env: dict[str, str]):
+        self.stderr = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty worker never blocks on it
         self.proc = subprocess.Popen(_worker_argv(venv_kind, workload, mode, "--serve"), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, env={**os.environ, **env})
 
     def answer(self) -> dict:
         while line := self.proc.stdout.readline():
             if line.startswith("{"):
                 return json.loads(line)
-        err = self.proc.stderr.read().strip().splitlines()
-        return {"error": f"worker exit {self.proc.wait()}: {(err or [''])[-1][:200]}"}
+        code = self.proc.wait()
+        self.stderr.seek(0)
+        err = self.stderr.read().strip().splitlines()
+        return {"error": f"worker exit {code}: {(err or [''])[-1][:200]}"}
 
     def ask(self, request: str) -> dict:
         self.proc.stdin.write(request + "\n")
@@ -179,6 +182,7 @@ class _Worker:
         self.proc.stdin.close()
         last = self.answer()
         self.proc.wait(timeout=120)
+        self.stderr.close()
         return last
 
 
