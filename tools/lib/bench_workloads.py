@@ -230,6 +230,13 @@ class WrongGradients(AssertionError):
     pass
 
 
+def _prepare_steady(torch, ca, params, make_loss) -> None:
+    """Gradients checked against eager, then 5 warm-up backwards (capture, compile)."""
+    _check_against_eager(torch, ca, params, make_loss)
+    for _ in range(5):
+        _one_steady(torch, ca, make_loss)
+
+
 def run(workload: str, mode: str) -> dict:
     torch, ca, counters, params, make_loss = _setup(workload)
     result: dict = {"workload": workload, "mode": mode}
@@ -255,11 +262,8 @@ def run(workload: str, mode: str) -> dict:
             result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
             result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
     elif mode == "steady":
-        # checked against eager, 5 warm-up backwards (capture, compile), then the median of 40:
         # a backward here takes milliseconds, so a 3% difference needs many samples per worker
-        _check_against_eager(torch, ca, params, make_loss)
-        for _ in range(5):
-            _one_steady(torch, ca, make_loss)
+        _prepare_steady(torch, ca, params, make_loss)
         result["seconds"] = statistics.median(_one_steady(torch, ca, make_loss) for _ in range(40))
     else:
         raise SystemExit(f"unknown mode {mode}")
@@ -282,9 +286,7 @@ def serve(workload: str, mode: str) -> int:
         ready["first_seconds"], ready["captures"] = _one_capture(torch, ca, counters, make_loss)
         sample = lambda: _one_capture(torch, ca, counters, make_loss)[0]  # noqa: E731
     else:
-        _check_against_eager(torch, ca, params, make_loss)
-        for _ in range(5):
-            _one_steady(torch, ca, make_loss)
+        _prepare_steady(torch, ca, params, make_loss)
         sample = lambda: _one_steady(torch, ca, make_loss)  # noqa: E731
     _check_grads(params)
     _answer(ready)
