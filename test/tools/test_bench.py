@@ -122,3 +122,43 @@ def test_the_ca_table_comes_with_a_png_plot_of_stock_and_overlay(tmp_path):
     table = bench.render_ca_table(samples, ["mlp"], ["capture", "steady"], 2, tmp_path)
     assert "| mlp | CA capture, repeated (s) | 0.400 | 0.300 | 0.75 |" in table
     assert (tmp_path / "ca.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_overlay_workers_extensions_are_kept_per_stack(tmp_path):
+    """torch's JIT loader does not rebuild an extension when the torch headers change, so an
+    overlay worker's extensions live under the key of the stack the overlay was built from."""
+    a, b = (bench._worker_env("overlay", 0, tmp_path, key)["TORCH_EXTENSIONS_DIR"] for key in ("k1", "k2"))
+    assert a != b and a.endswith("k1") and b.endswith("k2")
+    stock = bench._worker_env("stock", 0, tmp_path, "k1")["TORCH_EXTENSIONS_DIR"]
+    assert "overlay" not in stock and not stock.endswith("k1")
+
+
+CAPTURE_MLP_THEN_CHECK_AS_CPP_FUNCTION = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_workloads as bw
+torch, ca, counters, params, make_loss = bw._setup("mlp")
+check = bw._graph_check("cpp_function", ca)
+if check is None:
+    print("no check")
+    sys.exit(0)
+try:
+    bw._one_capture(torch, ca, counters, make_loss, check)
+except bw.StaleExtension as err:
+    print("stale:", err)
+"""
+
+
+def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension_on_the_overlay(overlay, tmp_path):
+    """The cpp_function workload checks its first graph: on the overlay a C++ Function must be one
+    CppNode_* op (an MLP graph has none, so it stands for an extension built against stale headers);
+    stock traces the Function inline, so there is nothing to check."""
+    script = tmp_path / "check.py"
+    script.write_text(CAPTURE_MLP_THEN_CHECK_AS_CPP_FUNCTION)
+    lib = str(paths.REPO_ROOT / "tools" / "lib")
+    ov = subprocess.run([str(paths.cache_dir() / "overlay" / "venv" / "bin" / "python"), str(script), lib],
+                        capture_output=True, text=True, timeout=600)
+    assert ov.stdout.startswith("stale: the C++ Function was traced inline"), ov.stdout + ov.stderr[-2000:]
+    stock = subprocess.run([str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), str(script), lib],
+                           capture_output=True, text=True, timeout=600)
+    assert stock.stdout.strip() == "no check", stock.stdout + stock.stderr[-2000:]

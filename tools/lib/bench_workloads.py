@@ -169,9 +169,34 @@ def _setup(workload: str):
     return torch, ca, counters, params, make_loss
 
 
-def _one_capture(torch, ca, counters, make_loss) -> tuple[float, int]:
+class StaleExtension(RuntimeError):
+    pass
+
+
+def _graph_check(workload: str, ca):
+    """What the first captured graph must show for the workload to measure what it claims,
+    or None.  On a patched torch (compiled autograd has ``ops``) a C++ autograd Function
+    is one opaque ``CppNode_*`` op; traced inline instead, its extension was compiled
+    against torch headers older than the venv's (torch's JIT loader does not rebuild an
+    extension when the torch headers change), and the capture would be a stock one."""
+    if workload != "cpp_function" or not hasattr(ca, "ops"):
+        return None
+
+    def check(gm) -> None:
+        names = [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function" and isinstance(n.target, ca.Op)]
+        if not any(name.startswith("CppNode_") for name in names):
+            raise StaleExtension(
+                "the C++ Function was traced inline, not captured as one op: its extension was built against older "
+                f"torch headers; delete {os.environ.get('TORCH_EXTENSIONS_DIR', '~/.cache/torch_extensions')} and rerun"
+            )
+
+    return check
+
+
+def _one_capture(torch, ca, counters, make_loss, check=None) -> tuple[float, int]:
     """One fresh CA capture, from backward() to the moment the graph reaches the compiler
-    (nothing after that is timed): (seconds, captures)."""
+    (nothing after that is timed): (seconds, captures).  ``check(gm)``, if given, runs
+    on the graph after the timed part."""
     torch._dynamo.reset()
     counters.clear()
     loss = make_loss(8, "plain")
@@ -180,6 +205,8 @@ def _one_capture(torch, ca, counters, make_loss) -> tuple[float, int]:
 
     def compiler(gm):
         reached.append(time.perf_counter())
+        if check is not None:
+            check(gm)
         # untimed from here; Dynamo runs the graph as torch.compile would (an eagerly run
         # graph would accumulate a Tensor subclass's grad into its inner tensors)
         return torch.compile(gm, backend="eager", fullgraph=True)
@@ -247,7 +274,8 @@ def run(workload: str, mode: str) -> dict:
         _backward(torch, ca, backend, loss)
         result["seconds"] = time.perf_counter() - start
     elif mode == "capture":
-        times, captures = zip(*(_one_capture(torch, ca, counters, make_loss) for _ in range(5)))
+        check = _graph_check(workload, ca)
+        times, captures = zip(*(_one_capture(torch, ca, counters, make_loss, check if i == 0 else None) for i in range(5)))
         result["seconds"] = statistics.median(times[1:])  # the first pays one-time imports and bindings
         result["first_seconds"] = times[0]
         result["captures"] = max(captures)
@@ -283,7 +311,7 @@ def serve(workload: str, mode: str) -> int:
     torch, ca, counters, params, make_loss = _setup(workload)
     ready: dict = {"workload": workload, "mode": mode, "ready": True}
     if mode == "capture":
-        ready["first_seconds"], ready["captures"] = _one_capture(torch, ca, counters, make_loss)
+        ready["first_seconds"], ready["captures"] = _one_capture(torch, ca, counters, make_loss, _graph_check(workload, ca))
         sample = lambda: _one_capture(torch, ca, counters, make_loss)[0]  # noqa: E731
     else:
         _prepare_steady(torch, ca, params, make_loss)
