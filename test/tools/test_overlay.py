@@ -352,6 +352,29 @@ def test_install_and_clean_restore_stock_files_exactly(tmp_path):
     assert {p.name: (p.is_symlink(), p.resolve()) for p in (venv / "bin").iterdir()} == links
 
 
+def test_wrappers_keep_cpp_extensions_per_installed_header_set(tmp_path):
+    """torch's JIT loader does not rebuild an extension when torch's headers change, so the venv's
+    python defaults TORCH_EXTENSIONS_DIR to a dir keyed by the installed headers; a caller's wins."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    torch_dir = next(venv.glob("lib/python3*/site-packages")) / "torch"
+    (torch_dir / "include/torch/csrc/autograd").mkdir(parents=True)
+    (tmp_path / "tree/torch/csrc/autograd").mkdir(parents=True)
+    header = tmp_path / "tree/torch/csrc/autograd/custom_function.h"
+    show = [str(venv / "bin" / "python"), "-c", "import os; print(os.environ['TORCH_EXTENSIONS_DIR'])"]
+    dirs = []
+    for text in ("patched h\n", "patched again h\n"):
+        header.write_text(text)
+        install.install(venv, torch_dir, tmp_path / "tree", ["torch/csrc/autograd/custom_function.h"],
+                        tmp_path / "lib.so", tmp_path / "state")
+        env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"}
+        dirs.append(subprocess.run(show, capture_output=True, text=True, env=env, check=True).stdout.strip())
+        mine = subprocess.run(show, capture_output=True, text=True, env={**env, "TORCH_EXTENSIONS_DIR": "/mine"}, check=True)
+        assert mine.stdout.strip() == "/mine"
+    assert dirs[0] != dirs[1]
+    assert all(Path(d).parent == tmp_path / "state" / "torch_extensions" for d in dirs)
+
+
 def test_clean_refuses_to_overwrite_an_edited_installed_file(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
