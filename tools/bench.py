@@ -147,6 +147,22 @@ def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[
     return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode, *extra]
 
 
+def _ensure_overlay() -> None:
+    """The default overlay, built for the current stack, so that ``ca`` and ``report`` work
+    from a fresh clone: when ``overlay.py status`` does not say it is up to date, apply the
+    stack to the pinned source and build the overlay (first time ~5 min: the venv and the
+    wheel download, then the compile), showing their progress."""
+    status = subprocess.run([sys.executable, str(TOOLS / "overlay.py"), "status"], capture_output=True, text=True).stdout
+    if "up to date" in status:
+        return
+    ui.info("the overlay is not built for the current stack: applying the stack and building it")
+    for tool, args in (("apply_patches", []), ("overlay", ["build"])):
+        code = subprocess.call([sys.executable, str(TOOLS / f"{tool}.py"), *args])
+        if code != 0:
+            raise ui.UserError(f"`python tools/{tool}.py {' '.join(args)}` failed (exit {code}); "
+                               "fix what it says, then rerun the benchmark")
+
+
 def _overlay_stack_key() -> str:
     """The key of the stack the default overlay was built from (its stamp's ``stack``)."""
     from tools.overlay import STAMP_JSON
@@ -254,9 +270,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
 
     sh = Shell(verbose=False)
     ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), sh)
-    overlay_status = subprocess.run([sys.executable, str(TOOLS / "overlay.py"), "status"], capture_output=True, text=True).stdout
-    if "up to date" not in overlay_status:
-        raise ui.UserError("the overlay is not built for the current stack; run `python tools/overlay.py build` first")
+    _ensure_overlay()
     for w in workloads:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")

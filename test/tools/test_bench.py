@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from conftest import run_tool
 from tools import bench
@@ -162,3 +165,22 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
     stock = subprocess.run([str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), str(script), lib],
                            capture_output=True, text=True, timeout=600)
     assert stock.stdout.strip() == "no check", stock.stdout + stock.stderr[-2000:]
+
+
+def test_the_benchmark_applies_the_stack_and_builds_the_overlay_when_it_is_not_up_to_date(monkeypatch):
+    """From a fresh clone `report` needs no other command: a stale or missing overlay is built first
+    (the real build is the `overlay` fixture's; here only the order and the error are checked)."""
+    ran = []
+    monkeypatch.setattr(bench.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, "overlay: not built (x)\n", ""))
+    monkeypatch.setattr(bench.subprocess, "call", lambda argv, **kw: ran.append(argv[1:]) or (1 if argv[-1] == "build" else 0))
+    try:
+        bench._ensure_overlay()
+    except bench.ui.UserError as err:
+        message = str(err)
+    assert [Path(a[0]).name for a in ran] == ["apply_patches.py", "overlay.py"] and ran[1][1:] == ["build"]
+    assert message.startswith("`python tools/overlay.py build` failed (exit 1)")
+
+
+def test_an_up_to_date_overlay_is_used_as_it_is(overlay, monkeypatch):
+    monkeypatch.setattr(bench.subprocess, "call", lambda *a, **kw: pytest.fail("nothing to build"))
+    bench._ensure_overlay()
