@@ -163,27 +163,15 @@ def _ensure_overlay() -> None:
                                "fix what it says, then rerun the benchmark")
 
 
-def _overlay_stack_key() -> str:
-    """The key of the stack the default overlay was built from (its stamp's ``stack``)."""
-    from tools.overlay import STAMP_JSON
-
-    stamp = paths.cache_dir() / "overlay" / STAMP_JSON
-    try:
-        return str(json.loads(stamp.read_text())["stack"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ui.UserError(f"{stamp} is missing or unreadable; run `python tools/overlay.py build` first") from None
-
-
-def _worker_env(kind: str, rep: int, out_dir: Path, overlay_key: str) -> dict[str, str]:
-    """A worker's cache dirs.  The overlay's C++ extensions are kept per stack: torch's JIT
-    loader rebuilds an extension when its sources or flags change, not when the torch
-    headers it compiled against do (they are -isystem, so -MMD does not list them), and
-    an extension built before a header the stack patches changed keeps the old inline
-    code (for a C++ autograd Function: CppNode's apply_with_saved)."""
-    ext = paths.cache_dir() / "bench" / kind / "extensions"
-    if kind == "overlay":
-        ext = ext / overlay_key
-    return {"TORCH_EXTENSIONS_DIR": str(ext), "TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
+def _worker_env(kind: str, rep: int, out_dir: Path) -> dict[str, str]:
+    """A worker's cache dirs.  The overlay worker's C++ extensions go where the overlay venv's
+    python puts them by default, a dir keyed by the installed headers (see
+    tools/lib/overlay/install.py: torch's JIT loader does not rebuild an extension when the
+    torch headers change); the stock venv's headers never change."""
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
+    if kind == "stock":
+        env["TORCH_EXTENSIONS_DIR"] = str(paths.cache_dir() / "bench" / "stock" / "extensions")
+    return env
 
 
 def _ca_sample(venv_kind: str, workload: str, mode: str, env: dict[str, str]) -> dict:
@@ -274,7 +262,6 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     for w in workloads:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
-    overlay_key = _overlay_stack_key()
     samples: dict[tuple[str, str, str], list[dict]] = {}
     total = reps * len(workloads) * len(modes) * 2
     progress = ui.Progress(total, "ca benchmark")
@@ -282,7 +269,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
         for w in workloads:
             for mode in modes:
                 kinds = ("stock", "overlay") if rep % 2 == 0 else ("overlay", "stock")
-                envs = {kind: _worker_env(kind, rep, out_dir, overlay_key) for kind in kinds}
+                envs = {kind: _worker_env(kind, rep, out_dir) for kind in kinds}
                 if mode in PAIRED_MODES:
                     summaries, ratios = _paired_sample(w, mode, PAIRED_MODES[mode], kinds[0], envs)
                     for kind in kinds:
