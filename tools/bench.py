@@ -4,7 +4,8 @@
 ``stack``: apply (cold, no-op, one patch changed), status, export and revert
 of the real stack on clones of the pin, repeated; prints a markdown table.
 ``overlay``: overlay build times (cold without ccache, no-op, one .cpp changed).
-``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved.
+``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved; and the
+instruction counts (callgrind) of what happens once per process.
 ``report``: all three in one markdown report (results/report.md), with the
 targets of issue #10 judged from the same run.
 
@@ -14,6 +15,7 @@ Exit codes: 0 ok, 2 usage, 3 bad input.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -133,7 +135,14 @@ def bench_overlay(reps: int) -> str:
     return "\n".join(lines)
 
 
-CA_MODES = ("capture", "first-aot_eager", "first-inductor", "recompiles", "steady")
+CA_MODES = ("capture", "first-aot_eager", "first-inductor", "recompiles", "steady",
+            "instructions-capture", "instructions-aot_eager", "instructions-inductor")
+
+# instruction counts (tools/lib/callgrind.py) of what a worker mode times: the first CA
+# capture in the process, the first backward with aot_eager, with Inductor.  Deterministic
+# to well under 1%, so one sample per venv whatever --reps, taken before the timed ones.
+INSTRUCTION_MODES = {"instructions-capture": "capture", "instructions-aot_eager": "first-aot_eager",
+                     "instructions-inductor": "first-inductor"}
 
 
 PAIRED_MODES = {"capture": 20, "steady": 40}  # mode -> sample pairs per rep
@@ -145,6 +154,54 @@ def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[
     if venv_kind == "stock":
         return [str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), worker, workload, mode, *extra]
     return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode, *extra]
+
+
+def _real_python(venv: Path) -> Path:
+    """The venv's ``python3.X``, a link to the interpreter (the overlay venv's ``python``
+    is a script that sets LD_PRELOAD)."""
+    for cand in sorted((venv / "bin").glob("python3.*")):
+        if cand.resolve().read_bytes()[:4] == b"\x7fELF":
+            return cand
+    raise ui.UserError(f"{venv}: no python3.X interpreter in bin/; rebuild it (`python tools/overlay.py build`)")
+
+
+def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str], out_dir: Path) -> dict:
+    """One worker run under callgrind: ``{"instructions": n}`` for the region the worker mode
+    times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's interpreter
+    with the overlay library loaded in process (see bench_workloads._load_overlay_in_process),
+    the C++ extensions dir its wrapper would pick, and must have bound functional ops."""
+    from tools.lib import callgrind
+    from tools.lib.overlay import compile as cc
+
+    cache = paths.cache_dir() / "bench" / "callgrind"
+    env = {**env, "FCA_BENCH_CALLGRIND_CTL": str(callgrind.ensure_ctl_lib(cache)), "PYTHONHASHSEED": "0",
+           # Inductor compiles in this process (a worker pool's work would not be counted),
+           # with no AVX-512 in its kernels, which run under valgrind
+           "TORCHINDUCTOR_COMPILE_THREADS": "1", "CXX": str(callgrind.ensure_cxx_wrapper(cache))}
+    if kind == "stock":
+        venv = paths.cache_dir() / "venvs" / "stock"
+    else:
+        venv = paths.cache_dir() / "overlay" / "venv"
+        lib = str(paths.cache_dir() / "overlay" / "lib" / cc.LIB_NAME)
+        wrapper_default = subprocess.run([str(venv / "bin" / "python"), "-c", "import os; print(os.environ['TORCH_EXTENSIONS_DIR'])"],
+                                         capture_output=True, text=True, check=True).stdout.strip()
+        env.update(FCA_OVERLAY_LIB=lib, FCA_BENCH_OVERLAY_DLOPEN=lib, TORCH_EXTENSIONS_DIR=env.get("TORCH_EXTENSIONS_DIR", wrapper_default))
+    worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
+    runs = out_dir / "callgrind"
+    runs.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix=f"{workload}-{mode}-{kind}-", dir=runs)) / "callgrind.out"
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(out.parent / "inductor")  # cold, as in a first-backward sample
+    argv = callgrind.wrap([str(_real_python(venv)), worker, workload, INSTRUCTION_MODES[mode]], out)
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, timeout=3600)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"error": f"worker exit {proc.returncode} under valgrind: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
+    result = json.loads(lines[-1])
+    if "error" in result:
+        return {"error": result["error"]}
+    if kind == "overlay" and not result.get("ops_bound"):
+        return {"error": "OverlayNotLoaded: the overlay worker bound no functional op; the library was not in effect"}
+    return {"instructions": callgrind.region_instructions(out)}
 
 
 def _ensure_overlay() -> None:
@@ -248,7 +305,7 @@ def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[
     return summaries, [o / s for s, o in zip(times["stock"], times["overlay"])]
 
 
-def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path) -> dict:
+def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path, jobs: int = 1) -> dict:
     """Stock vs overlay, interleaved in one run (A B B A ...): the samples per (workload, mode, venv).
 
     ``capture`` and ``steady`` are sampled in pairs (``_paired_sample``); their per-pair
@@ -263,11 +320,29 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
     samples: dict[tuple[str, str, str], list[dict]] = {}
-    total = reps * len(workloads) * len(modes) * 2
+    instruction_modes = [m for m in modes if m in INSTRUCTION_MODES]
+    total = (reps * (len(modes) - len(instruction_modes)) + len(instruction_modes)) * len(workloads) * 2
     progress = ui.Progress(total, "ca benchmark")
+    # instruction counts first, `jobs` at a time: a count does not depend on the load
+    # (the timed samples after them run one at a time)
+    tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in ("stock", "overlay")]
+    if tasks:
+        from tools.lib import callgrind
+
+        callgrind.ensure_ctl_lib(paths.cache_dir() / "bench" / "callgrind")  # built once, not per thread
+        callgrind.ensure_cxx_wrapper(paths.cache_dir() / "bench" / "callgrind")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(_instructions_sample, kind, w, mode, _worker_env(kind, 0, out_dir), out_dir): (w, mode, kind)
+                   for w, mode, kind in tasks}
+        for future in concurrent.futures.as_completed(futures):
+            w, mode, kind = futures[future]
+            samples[(w, mode, kind)] = [future.result()]
+            progress.advance(f"{w} {mode} {kind} (under valgrind)")
     for rep in range(reps):
         for w in workloads:
             for mode in modes:
+                if mode in INSTRUCTION_MODES:
+                    continue  # counted above
                 kinds = ("stock", "overlay") if rep % 2 == 0 else ("overlay", "stock")
                 envs = {kind: _worker_env(kind, rep, out_dir) for kind in kinds}
                 if mode in PAIRED_MODES:
@@ -307,9 +382,22 @@ def _metric_rows(mode: str) -> list[tuple[str, str]]:
     if mode == "capture":
         return [("first_seconds", "CA capture, first in the process (s)"), ("seconds", "CA capture, repeated (s)"),
                 ("captures", "CA captures per backward")]
+    if mode in INSTRUCTION_MODES:
+        label = {"instructions-capture": "CA capture, first in the process (instructions)",
+                 "instructions-aot_eager": "first backward, aot_eager (instructions)",
+                 "instructions-inductor": "first backward, inductor (instructions, g++ not counted)"}[mode]
+        return [("instructions", label)]
     label = {"first-aot_eager": "first backward, aot_eager (s)", "first-inductor": "first backward, inductor (s)",
              "steady": "steady-state backward (s)"}[mode]
     return [("seconds", label)]
+
+
+def _fmt(key: str):
+    if key.endswith("seconds"):
+        return lambda v: f"{v:.3f}"
+    if key == "instructions":
+        return lambda v: f"{v / 1e6:.1f}M"
+    return lambda v: f"{v:g}"
 
 
 def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
@@ -325,7 +413,7 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
                     errs = [s["error"] for s in samples.get((w, mode, kind), []) if "error" in s]
                     cells[kind] = (vals, errs)
                 (sv, se), (ov, oe) = cells["stock"], cells["overlay"]
-                fmt = (lambda v: f"{v:.3f}") if key.endswith("seconds") else (lambda v: f"{v:g}")
+                fmt = _fmt(key)
                 sm = fmt(statistics.median(sv)) if sv else f"fails: {se[0][:60]}" if se else "-"
                 om = fmt(statistics.median(ov)) if ov else f"fails: {oe[0][:60]}" if oe else "-"
                 r = ratio_of(samples, w, mode, key) if sv and ov else None
@@ -338,7 +426,7 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
                     plot_rows.append((f"{w}\n{mode}", statistics.median(sv), statistics.median(ov)))
     rss = []
     for kind in ("stock", "overlay"):
-        vals = [s.get("peak_rss_mb", 0) for k, v in samples.items() if k[2] == kind for s in v]
+        vals = [s["peak_rss_mb"] for k, v in samples.items() if k[2] == kind for s in v if "peak_rss_mb" in s]
         rss.append(f"{kind} {max(vals):.0f} MB" if vals else f"{kind} -")
     table = "\n".join(lines) + f"\n\nPeak RSS (max over workers): {', '.join(rss)}. {reps} interleaved reps per cell.\n"
     (out_dir / "ca.md").write_text(table)
@@ -347,18 +435,26 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
     return table
 
 
-def _cell(samples, workload: str, mode: str, kind: str, key: str) -> tuple[float | None, bool]:
-    """(median of ``key`` over the samples, whether a sample failed)."""
+def _cell(samples, workload: str, mode: str, kind: str, key: str) -> tuple[float | None, str | None]:
+    """(median of ``key`` over the samples, the kind of the first failure, e.g. "WrongGradients", or None)."""
     cell = samples.get((workload, mode, kind), [])
     vals = [x[key] for x in cell if key in x]
-    return (statistics.median(vals) if vals else None), any("error" in x for x in cell)
+    errors = [x["error"].split(":", 1)[0] for x in cell if "error" in x]
+    return (statistics.median(vals) if vals else None), (errors[0] if errors else None)
 
 
+# Capture time is judged by paired samples (repeated captures) and, for what happens once
+# per process (the first capture, the first backward), by instruction counts: one-shot
+# timings here spread 10-40% within a cell, so a <= 1.00 verdict on 3 of them is decided
+# by noise; the instructions of the same region are not.  The one-shot times stay in the
+# workloads table.
 TARGETS = (  # (mode, metric, what, judged by: "ratio <= 1", "count <=", "ratio 1 +- 3%")
     ("capture", "seconds", "repeated CA capture: overlay/stock <= 1.00", "ratio <= 1"),
-    ("capture", "first_seconds", "first CA capture in a fresh process: overlay/stock <= 1.00", "ratio <= 1"),
-    ("first-aot_eager", "seconds", "first backward (capture + compile), aot_eager: overlay/stock <= 1.00", "ratio <= 1"),
-    ("first-inductor", "seconds", "first backward (capture + compile), Inductor: overlay/stock <= 1.00", "ratio <= 1"),
+    ("instructions-capture", "instructions", "first CA capture in a fresh process, instructions: overlay/stock <= 1.00", "ratio <= 1"),
+    ("instructions-aot_eager", "instructions",
+     "first backward (capture + compile), aot_eager, instructions: overlay/stock <= 1.00", "ratio <= 1"),
+    ("instructions-inductor", "instructions",
+     "first backward (capture + compile), Inductor, instructions in the process: overlay/stock <= 1.00", "ratio <= 1"),
     ("recompiles", "captures_stride", "CA captures for stride/offset-only changes: overlay <= stock", "count <="),
     ("steady", "seconds", "steady-state backward: overlay/stock within 1.00 +- 0.03", "ratio 1 +- 3%"),
 )
@@ -372,9 +468,9 @@ def render_targets(samples, workloads: Sequence[str], modes: Sequence[str]) -> s
             continue
         for w in workloads:
             (s, s_failed), (o, o_failed) = (_cell(samples, w, mode, kind, key) for kind in ("stock", "overlay"))
-            fmt = (lambda v: f"{v:.4f}") if key.endswith("seconds") else (lambda v: f"{v:g}")
+            fmt = (lambda v: f"{v:.4f}") if key.endswith("seconds") else _fmt(key)
             if s is None or o is None:
-                failed = [k for k, v, f in (("stock", s, s_failed), ("overlay", o, o_failed)) if v is None and f]
+                failed = [f"{k} ({f})" for k, v, f in (("stock", s, s_failed), ("overlay", o, o_failed)) if v is None and f]
                 if failed:
                     lines.append(f"| {what} | {w} | {'-' if s is None else fmt(s)} | {'-' if o is None else fmt(o)} "
                                  f"| - | not judged: fails on {' and '.join(failed)} |")
@@ -408,10 +504,10 @@ def machine_facts() -> str:
 
 
 def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path,
-                 stack_reps: int, overlay_reps: int) -> str:
+                 stack_reps: int, overlay_reps: int, jobs: int = 1) -> str:
     """Everything in one report: compiled-autograd workloads, the targets, stack and overlay timings."""
     facts = machine_facts()
-    samples = bench_ca(reps, workloads, modes, out_dir)
+    samples = bench_ca(reps, workloads, modes, out_dir, jobs)
     ca_table = render_ca_table(samples, workloads, modes, reps, out_dir)
     stack_table = bench_stack(stack_reps)
     overlay_table = bench_overlay(overlay_reps) if overlay_reps else "(skipped: --overlay-reps 0)"
@@ -469,6 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--workloads", nargs="+", default=None, help="default: all")
     c.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES)
     c.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
+    c.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -476,6 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--stack-reps", type=int, default=3)
     r.add_argument("--overlay-reps", type=int, default=1, help="0 skips the overlay build timings")
     r.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
+    r.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
@@ -486,14 +584,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         workloads = args.workloads or list(WORKLOADS)
-        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve())
+        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs)
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_report(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve(),
-                            args.stack_reps, args.overlay_reps))
+                            args.stack_reps, args.overlay_reps, args.jobs))
     return ui.EXIT_OK
 
 

@@ -5,12 +5,17 @@ runs ``python bench_workloads.py WORKLOAD MODE`` in the stock venv and in the ov
 venv, interleaved, and reads one JSON line from stdout.
 
 Modes: ``capture`` (the CA capture alone, up to the compiler call: the first in the
-process, after the imports compiled autograd does lazily, and the median of 4 more), ``first-aot_eager`` / ``first-inductor`` (first backward under compiled
-autograd: capture + compile), ``recompiles`` (CA captures and Dynamo compiles over
-a sequence of batch sizes, and over inputs that differ only in strides / storage
-offset), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_eager; first the
-gradients are checked against eager, and wrong ones are an error, not a time).  Every mode
-reports peak RSS.  A workload that fails reports ``{"error": ...}``.
+process, after the imports compiled autograd does lazily, and the median of 4 more),
+``first-aot_eager`` / ``first-inductor`` (first backward under compiled autograd:
+capture + compile; then, untimed, its gradients are checked against eager's),
+``recompiles`` (CA captures and Dynamo compiles over a sequence of batch sizes, and over
+inputs that differ only in strides / storage offset), ``steady`` (median of 40 backwards
+after 5 warm-up ones, aot_eager; first the gradients are checked against eager, and
+wrong ones are an error, not a time). Every mode reports peak RSS. A workload that fails
+reports ``{"error": ...}``.
+
+Under tools/bench.py's instruction modes the worker runs under callgrind and brackets the
+region a mode times (the first capture; the first backward) with ``_region()``.
 
 ``python bench_workloads.py WORKLOAD MODE --serve`` (``capture`` and ``steady``) keeps
 the worker alive: it sets up (the first capture, or the 5 warm-up backwards), prints a
@@ -169,6 +174,38 @@ def _setup(workload: str):
     return torch, ca, counters, params, make_loss
 
 
+def _region():
+    """(start, stop) of the measured region: under ``tools/bench.py``'s instruction modes
+    (``FCA_BENCH_CALLGRIND_CTL``, see tools/lib/callgrind.py) they turn callgrind's
+    instrumentation on and off; otherwise they do nothing."""
+    ctl = os.environ.get("FCA_BENCH_CALLGRIND_CTL")
+    if not ctl:
+        return (lambda: None), (lambda: None)
+    import ctypes
+
+    lib = ctypes.CDLL(ctl)
+    return lib.fca_callgrind_start, lib.fca_callgrind_stop
+
+
+def _load_overlay_in_process() -> None:
+    """``FCA_BENCH_OVERLAY_DLOPEN``: the overlay library, loaded into the global symbol
+    scope before torch is imported, so that torch's libraries bind to its definitions as
+    they would under the overlay venv's LD_PRELOAD.  For runs under valgrind, which
+    cannot start the overlay venv's python (a script that sets LD_PRELOAD: valgrind's own
+    launcher would preload the library too and fail)."""
+    lib = os.environ.get("FCA_BENCH_OVERLAY_DLOPEN")
+    if lib:
+        import ctypes
+
+        ctypes.CDLL(lib, mode=os.RTLD_GLOBAL | os.RTLD_NOW)
+
+
+def _ops_bound(ca) -> int | None:
+    """How many functional ops the patched C++ bound in this process (None on stock): 0
+    after a backward means the overlay library was not in effect."""
+    return len(ca.ops._ops) if hasattr(ca, "ops") else None
+
+
 class StaleExtension(RuntimeError):
     pass
 
@@ -193,10 +230,11 @@ def _graph_check(workload: str, ca):
     return check
 
 
-def _one_capture(torch, ca, counters, make_loss, check=None) -> tuple[float, int]:
+def _one_capture(torch, ca, counters, make_loss, check=None, region=None) -> tuple[float, int]:
     """One fresh CA capture, from backward() to the moment the graph reaches the compiler
     (nothing after that is timed): (seconds, captures).  ``check(gm)``, if given, runs
-    on the graph after the timed part."""
+    on the graph after the timed part; ``region``'s (start, stop) bracket the timed part."""
+    region_start, region_stop = region or ((lambda: None), (lambda: None))
     torch._dynamo.reset()
     counters.clear()
     loss = make_loss(8, "plain")
@@ -205,12 +243,14 @@ def _one_capture(torch, ca, counters, make_loss, check=None) -> tuple[float, int
 
     def compiler(gm):
         reached.append(time.perf_counter())
+        region_stop()
         if check is not None:
             check(gm)
         # untimed from here; Dynamo runs the graph as torch.compile would (an eagerly run
         # graph would accumulate a Tensor subclass's grad into its inner tensors)
         return torch.compile(gm, backend="eager", fullgraph=True)
 
+    region_start()
     start = time.perf_counter()
     with ca._enable(compiler):
         loss.backward()
@@ -248,13 +288,29 @@ def _check_against_eager(torch, ca, params, make_loss) -> None:
         else:
             loss.backward()
         runs.append([x.detach().clone() for p in params for x in _leaves(p.grad)])
-    worst = max(float((a - b).abs().max()) for a, b in zip(*runs))
-    if not all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(*runs)):
-        raise WrongGradients(f"compiled autograd's gradients differ from eager (max abs diff {worst:.3g})")
+    _same_or_raise(torch, runs[1], runs[0], "compiled autograd's gradients")
+
+
+def _same_or_raise(torch, got, want, what: str) -> None:
+    if not all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(got, want)):
+        worst = max(float((a - b).abs().max()) for a, b in zip(got, want))
+        raise WrongGradients(f"{what} differ from eager (max abs diff {worst:.3g})")
 
 
 class WrongGradients(AssertionError):
     pass
+
+
+def _check_first_against_eager(torch, params, make_loss) -> None:
+    """The gradients the timed first backward left must be eager's for the same input
+    (untimed): a first backward that computes wrong gradients compiled a wrong graph, and
+    its time is not a number to compare either."""
+    got = [x.detach().clone() for p in params for x in _leaves(p.grad)]
+    for p in params:
+        p.grad = None
+    torch.manual_seed(1)
+    make_loss(8, "plain").backward()
+    _same_or_raise(torch, got, [x for p in params for x in _leaves(p.grad)], "the first backward's gradients")
 
 
 def _prepare_steady(torch, ca, params, make_loss) -> None:
@@ -269,13 +325,22 @@ def run(workload: str, mode: str) -> dict:
     result: dict = {"workload": workload, "mode": mode}
     if mode.startswith("first-"):
         backend = mode.split("-", 1)[1]
+        torch.manual_seed(1)
         loss = make_loss(8, "plain")
+        region_start, region_stop = _region()
+        region_start()
         start = time.perf_counter()
         _backward(torch, ca, backend, loss)
         result["seconds"] = time.perf_counter() - start
+        region_stop()
+        result["ops_bound"] = _ops_bound(ca)
+        _check_first_against_eager(torch, params, make_loss)
     elif mode == "capture":
         check = _graph_check(workload, ca)
-        times, captures = zip(*(_one_capture(torch, ca, counters, make_loss, check if i == 0 else None) for i in range(5)))
+        region = _region()
+        times, captures = zip(*(_one_capture(torch, ca, counters, make_loss, *((check, region) if i == 0 else ()))
+                                for i in range(5)))
+        result["ops_bound"] = _ops_bound(ca)
         result["seconds"] = statistics.median(times[1:])  # the first pays one-time imports and bindings
         result["first_seconds"] = times[0]
         result["captures"] = max(captures)
@@ -343,6 +408,7 @@ def _error(workload: str, mode: str, err: BaseException) -> dict:
 
 def main() -> int:
     workload, mode = sys.argv[1], sys.argv[2]
+    _load_overlay_in_process()
     if "--serve" in sys.argv[3:]:
         try:
             return serve(workload, mode)
