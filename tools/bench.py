@@ -139,8 +139,9 @@ CA_MODES = ("capture", "first-aot_eager", "first-inductor", "recompiles", "stead
             "instructions-capture", "instructions-aot_eager", "instructions-inductor")
 
 # instruction counts (tools/lib/callgrind.py) of what a worker mode times: the first CA
-# capture in the process, the first backward with aot_eager, with Inductor.  Deterministic
-# to well under 1%, so one sample per venv whatever --reps, taken before the timed ones.
+# capture in the process, the first backward with aot_eager, with Inductor.  They repeat
+# to within 1% (0.1-0.8% between two runs here), so one sample per venv whatever --reps,
+# taken before the timed ones.
 INSTRUCTION_MODES = {"instructions-capture": "capture", "instructions-aot_eager": "first-aot_eager",
                      "instructions-inductor": "first-inductor"}
 

@@ -1,8 +1,8 @@
 """Instruction counts of one region of a Python process, with valgrind's callgrind.
 
 Timings on a shared 2-core machine move 10-40% between runs; the number of
-instructions a region executes does not (it moves well under 1% between runs of
-the same code).  The process runs under ``valgrind --tool=callgrind
+instructions a region executes does not (0.1-0.8% between two runs of the same
+code here).  The process runs under ``valgrind --tool=callgrind
 --instr-atstart=no``, so everything up to the region (interpreter start, ``import
 torch``) runs uninstrumented; the region itself calls two C functions of a tiny
 library built here (``callgrind.h`` client requests: zero the counters and start
