@@ -53,6 +53,17 @@ from tools.lib.samplestack import git  # noqa: E402,F401  (the tests' git, with 
 
 
 @pytest.fixture(scope="session")
+def stock_python() -> str:
+    """The stock torch==2.6.0 venv (<cache>/venvs/stock) that run_upstream_tests.py --baseline
+    and bench.py use, created from the wheelhouse if needed: its python."""
+    from tools.lib.overlay.venv import ensure_venv, venv_python
+
+    cache = paths.cache_dir()
+    ensure_venv(cache / "venvs" / "stock", cache, Shell(verbose=False))
+    return str(venv_python(cache / "venvs" / "stock"))
+
+
+@pytest.fixture(scope="session")
 def overlay(pinned_source) -> Path:
     """The default overlay (<cache>/overlay) for the repo's stack, built (incrementally) by the real tool."""
     from tools.lib.overlay import compile as cc

@@ -170,7 +170,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     """One worker run under callgrind: ``{"instructions": n}`` for the region the worker mode
     times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's interpreter
     with the overlay library loaded in process (see bench_workloads._load_overlay_in_process),
-    the C++ extensions dir its wrapper would pick, and must have bound functional ops."""
+    the C++ extensions dir its wrapper would pick, and must have run the stack's C++."""
     from tools.lib import callgrind
     from tools.lib.overlay import compile as cc
 
@@ -197,11 +197,18 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
         return {"error": f"worker exit {proc.returncode} under valgrind: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
-    result = json.loads(lines[-1])
-    if "error" in result:
-        return {"error": result["error"]}
-    if kind == "overlay" and not result.get("ops_bound"):
-        return {"error": "OverlayNotLoaded: the overlay worker bound no functional op; the library was not in effect"}
+    return _instructions_result(kind, json.loads(lines[-1]), out)
+
+
+def _instructions_result(kind: str, worker: dict, out: Path) -> dict:
+    """The sample for a worker's answer: its error, or the region's count (an overlay worker
+    that ran stock C++ is an error: its count would be stock's under the overlay's name)."""
+    if "error" in worker:
+        return {"error": worker["error"]}
+    if kind == "overlay" and not worker.get("patched_cxx"):
+        return {"error": "OverlayNotLoaded: the overlay worker ran stock C++; the overlay library was not in effect"}
+    from tools.lib import callgrind
+
     return {"instructions": callgrind.region_instructions(out)}
 
 
@@ -401,6 +408,11 @@ def _fmt(key: str):
     return lambda v: f"{v:g}"
 
 
+def _ratio_digits(key: str) -> int:
+    # a count repeats to 0.1-0.8%: a third digit says something; a one-shot time's does not
+    return 3 if key == "instructions" else 2
+
+
 def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
     lines = ["| workload | metric | stock median | overlay median | ratio | spread stock / overlay (min-max); paired ratios |",
              "|---|---|---|---|---|---|"]
@@ -418,7 +430,7 @@ def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
                 sm = fmt(statistics.median(sv)) if sv else f"fails: {se[0][:60]}" if se else "-"
                 om = fmt(statistics.median(ov)) if ov else f"fails: {oe[0][:60]}" if oe else "-"
                 r = ratio_of(samples, w, mode, key) if sv and ov else None
-                ratio = f"{r[0]:.2f}" if r else "-"
+                ratio = f"{r[0]:.{_ratio_digits(key)}f}" if r else "-"
                 spread = (f"{fmt(min(sv))}-{fmt(max(sv))} / {fmt(min(ov))}-{fmt(max(ov))}" if sv and ov else "-")
                 if r and r[1]:
                     spread += f"; {r[1]}"
@@ -481,7 +493,7 @@ def render_targets(samples, workloads: Sequence[str], modes: Sequence[str]) -> s
             else:
                 ratio, how = ratio_of(samples, w, mode, key)
                 ok = ratio <= 1.0 if rule == "ratio <= 1" else abs(ratio - 1) <= 0.03
-                shown = f"{ratio:.2f}" + (f" ({how})" if how else "")
+                shown = f"{ratio:.{_ratio_digits(key)}f}" + (f" ({how})" if how else "")
             lines.append(f"| {what} | {w} | {fmt(s)} | {fmt(o)} | {shown} | {'yes' if ok else '**no**'} |")
     return "\n".join(lines)
 

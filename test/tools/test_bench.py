@@ -71,12 +71,12 @@ def test_one_shot_regions_are_judged_by_their_instruction_counts_not_their_times
                        instructions_capture__instructions=(1.0e8, 1.1e8))
     rows = _rows(bench.render_targets(samples, ["mlp"], ["first-aot_eager", "instructions-capture", "instructions-aot_eager"]))
     assert [(r[0].split(":")[0], r[2], r[3], r[4], r[5]) for r in rows] == [
-        ("first CA capture in a fresh process, instructions", "100.0M", "110.0M", "1.10", "**no**"),
-        ("first backward (capture + compile), aot_eager, instructions", "1200.0M", "1080.0M", "0.90", "yes"),
+        ("first CA capture in a fresh process, instructions", "100.0M", "110.0M", "1.100", "**no**"),
+        ("first backward (capture + compile), aot_eager, instructions", "1200.0M", "1080.0M", "0.900", "yes"),
     ]
     table = bench.render_ca_table(samples, ["mlp"], ["first-aot_eager", "instructions-aot_eager"], 1, tmp_path)
     assert "| mlp | first backward, aot_eager (s) | 0.500 | 0.600 | 1.20 |" in table
-    assert "| mlp | first backward, aot_eager (instructions) | 1200.0M | 1080.0M | 0.90 |" in table
+    assert "| mlp | first backward, aot_eager (instructions) | 1200.0M | 1080.0M | 0.900 |" in table
 
 
 def test_one_patch_edit_changes_one_added_line_of_the_last_patch(tmp_path):
@@ -119,7 +119,7 @@ def test_paired_samples_are_judged_by_the_median_of_their_per_pair_ratios():
     assert row[5] == "**no**"
 
 
-def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, tmp_path):
+def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, stock_python, tmp_path):
     """The real protocol: two --serve workers, set up one after the other, then one sample each per pair."""
     envs = {k: {"TORCH_EXTENSIONS_DIR": str(tmp_path / k)} for k in ("stock", "overlay")}
     summaries, ratios = bench._paired_sample("mlp", "capture", 3, "overlay", envs)
@@ -130,7 +130,7 @@ def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, tmp_path):
     assert ratios == [o / s for s, o in zip(summaries["stock"]["samples"], summaries["overlay"]["samples"])]
 
 
-def test_a_worker_failing_at_setup_is_reported_and_the_other_is_not_paired(overlay, tmp_path):
+def test_a_worker_failing_at_setup_is_reported_and_the_other_is_not_paired(overlay, stock_python, tmp_path):
     envs = {k: {} for k in ("stock", "overlay")}
     summaries, ratios = bench._paired_sample("twotensor", "capture", 2, "stock", envs)
     assert ratios == []
@@ -154,7 +154,7 @@ def test_the_overlay_worker_builds_its_extensions_where_the_overlay_venv_keeps_t
     assert Path(stock).parts[-3:] == ("bench", "stock", "extensions")
 
 
-def test_a_first_backward_that_computes_wrong_gradients_is_an_error_not_a_time(overlay, tmp_path):
+def test_a_first_backward_that_computes_wrong_gradients_is_an_error_not_a_time(overlay, stock_python, tmp_path):
     """Stock 2.6's compiled autograd computes wrong gradients for in-place updates of views
     (CopySlices; its compiled graph loses the in-place copy), so its first-backward time is not a
     baseline; the overlay's first backward is checked against eager the same way and passes."""
@@ -182,7 +182,7 @@ except bw.StaleExtension as err:
 """
 
 
-def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension_on_the_overlay(overlay, tmp_path):
+def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension_on_the_overlay(overlay, stock_python, tmp_path):
     """The cpp_function workload checks its first graph: on the overlay a C++ Function must be one
     CppNode_* op (an MLP graph has none, so it stands for an extension built against stale headers);
     stock traces the Function inline, so there is nothing to check."""
@@ -192,7 +192,7 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
     ov = subprocess.run([str(paths.cache_dir() / "overlay" / "venv" / "bin" / "python"), str(script), lib],
                         capture_output=True, text=True, timeout=600)
     assert ov.stdout.startswith("stale: the C++ Function was traced inline"), ov.stdout + ov.stderr[-2000:]
-    stock = subprocess.run([str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), str(script), lib],
+    stock = subprocess.run([stock_python, str(script), lib],
                            capture_output=True, text=True, timeout=600)
     assert stock.stdout.strip() == "no check", stock.stdout + stock.stderr[-2000:]
 
@@ -225,16 +225,27 @@ def _worker_result(argv: list[str], env: dict[str, str]) -> dict:
 
 def test_the_overlay_library_loaded_in_process_is_in_effect_as_under_ld_preload(overlay, tmp_path):
     """Valgrind cannot run the overlay venv's python (a script that sets LD_PRELOAD), so the
-    instruction modes run its interpreter and load the library before torch: the patched C++
-    then binds functional ops, as under LD_PRELOAD; without it, none."""
+    instruction modes run its interpreter and load the library before torch: compiled autograd's
+    C++ is then the stack's and binds functional ops, as under LD_PRELOAD; without it, stock's."""
     python = bench._real_python(paths.cache_dir() / "overlay" / "venv")
     argv = [str(python), str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py"), "mlp", "capture"]
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    assert _worker_result(argv, env)["ops_bound"] == 0
-    assert _worker_result(argv, {**env, "FCA_BENCH_OVERLAY_DLOPEN": str(overlay)})["ops_bound"] > 0
+    assert _worker_result(argv, env)["patched_cxx"] is False
+    loaded = _worker_result(argv, {**env, "FCA_BENCH_OVERLAY_DLOPEN": str(overlay)})
+    assert loaded["patched_cxx"] is True and "seconds" in loaded
 
 
-def test_instruction_samples_count_the_first_capture_in_each_venv(overlay, tmp_path):
+def test_an_overlay_count_taken_on_stock_cpp_is_an_error_not_a_number(tmp_path):
+    """Were the library not in effect, the count would be stock C++ under the overlay's name."""
+    (tmp_path / "callgrind.out.1").write_text("totals: 1000\n")
+    worker = {"workload": "mlp", "seconds": 9.0, "patched_cxx": False}
+    assert bench._instructions_result("overlay", worker, tmp_path / "callgrind.out")["error"].startswith("OverlayNotLoaded")
+    assert bench._instructions_result("stock", worker, tmp_path / "callgrind.out") == {"instructions": 1000}
+    assert bench._instructions_result("overlay", {**worker, "patched_cxx": True}, tmp_path / "callgrind.out") == {"instructions": 1000}
+    assert bench._instructions_result("stock", {"error": "WrongGradients: x"}, tmp_path / "callgrind.out") == {"error": "WrongGradients: x"}
+
+
+def test_instruction_samples_count_the_first_capture_in_each_venv(overlay, stock_python, tmp_path):
     """The real thing, under valgrind: one count per venv for the region the capture mode times."""
     for kind in ("stock", "overlay"):
         got = bench._instructions_sample(kind, "mlp", "instructions-capture", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)

@@ -443,17 +443,6 @@ def test_list_shows_files_selections_times_and_baselines():
 # -- real upstream runs ---------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
-def stock_python() -> str:
-    """The stock torch==2.6.0 venv the tool uses for --baseline (created from the wheelhouse if needed)."""
-    from tools.lib.overlay.venv import ensure_venv, venv_python
-    from tools.lib.shell import Shell
-
-    cache = paths.cache_dir()
-    ensure_venv(cache / "venvs" / "stock", cache, Shell(verbose=False))
-    return str(venv_python(cache / "venvs" / "stock"))
-
-
-@pytest.fixture(scope="session")
 def stock_run(tmp_path_factory, stock_python, pinned_source):
     """The CLI on stock torch: 5 fast tests of test_compiled_autograd.py, compared with the committed baseline."""
     out = tmp_path_factory.mktemp("stock")
