@@ -158,12 +158,15 @@ def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[
 
 
 def _real_python(venv: Path) -> Path:
-    """The venv's ``python3.X``, a link to the interpreter (the overlay venv's ``python``
-    is a script that sets LD_PRELOAD)."""
-    for cand in sorted((venv / "bin").glob("python3.*")):
-        if cand.resolve().read_bytes()[:4] == b"\x7fELF":
+    """The venv's link to its interpreter (``overlay.venv.real_python``), by its path in the
+    venv so that the venv is used (the overlay venv's ``python`` is a script that sets LD_PRELOAD)."""
+    from tools.lib.overlay.venv import real_python
+
+    real = real_python(venv)
+    for cand in sorted((venv / "bin").glob("python*")):
+        if cand.is_symlink() and cand.resolve() == real:
             return cand
-    raise ui.UserError(f"{venv}: no python3.X interpreter in bin/; rebuild it (`python tools/overlay.py build`)")
+    raise ui.UserError(f"{venv}: no link to {real} in bin/; rebuild it (`python tools/overlay.py build`)")
 
 
 def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str], out_dir: Path) -> dict:
