@@ -33,20 +33,39 @@ def _rows(table: str) -> list[list[str]]:
 
 
 def test_targets_judge_capture_ratio_stride_recaptures_and_steady_state():
-    samples = _samples(capture__seconds=(0.40, 0.30), recompiles__captures_stride=(1, 1), steady__seconds=(0.010, 0.0102))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "steady"]))
-    assert [(r[0].split(":")[0], r[4], r[5]) for r in rows] == [
-        ("repeated CA capture", "0.75", "yes"),
-        ("CA captures for stride/offset-only changes", "+0", "yes"),
-        ("steady-state backward", "1.02", "yes"),
+    samples = _samples(capture__seconds=(0.40, 0.30), recompiles__captures_stride=(1, 1),
+                       instructions_steady__instructions=(3.0e6, 3.06e6))
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
+    assert [(r[0].split(":")[0], r[2], r[3], r[4], r[5]) for r in rows] == [
+        ("repeated CA capture", "0.4000", "0.3000", "0.75", "yes"),
+        ("CA captures for stride/offset-only changes", "1", "1", "+0", "yes"),
+        ("steady-state backward, aot_eager, instructions per backward", "3.000M", "3.060M", "1.020", "yes"),
     ]
 
 
 def test_targets_say_no_when_the_overlay_is_slower_or_recaptures_more():
-    samples = _samples(capture__seconds=(0.40, 0.48), recompiles__captures_stride=(1, 2), steady__seconds=(0.010, 0.011))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "steady"]))
+    samples = _samples(capture__seconds=(0.40, 0.48), recompiles__captures_stride=(1, 2),
+                       instructions_steady__instructions=(3.0e6, 3.3e6))
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
     assert [r[5] for r in rows] == ["**no**", "**no**", "**no**"]
-    assert rows[0][4] == "1.20" and rows[1][4] == "+1"
+    assert rows[0][4] == "1.20" and rows[1][4] == "+1" and rows[2][4] == "1.100"
+
+
+def test_a_steady_state_more_than_3_percent_below_stock_is_a_miss_too():
+    """"Within 3% of stock" either way: the same aten graph runs on both sides, so a count far
+    below stock's says the two sides did not do the same work."""
+    samples = _samples(instructions_steady__instructions=(3.0e6, 2.88e6))
+    assert _rows(bench.render_targets(samples, ["mlp"], ["instructions-steady"]))[0][4:] == ["0.960", "**no**"]
+
+
+def test_the_steady_state_is_judged_by_its_instruction_count_and_its_time_is_a_metric(tmp_path):
+    """Its paired-time median moved 0.03-0.04 between runs here, as much as the tolerance."""
+    samples = _samples(steady__seconds=(0.010, 0.020), instructions_steady__instructions=(3.0e6, 3.0e6))
+    modes = ["steady", "instructions-steady"]
+    assert [r[4:] for r in _rows(bench.render_targets(samples, ["mlp"], modes))] == [["1.000", "yes"]]
+    table = bench.render_ca_table(samples, ["mlp"], modes, 1, tmp_path)
+    assert "| mlp | steady-state backward (s) | 0.010 | 0.020 | 2.00 |" in table
+    assert "| mlp | steady-state backward, aot_eager (instructions per backward, 40 counted) | 3.000M | 3.000M | 1.000 |" in table
 
 
 def test_a_workload_failing_on_stock_is_not_judged_not_counted_as_a_number():
@@ -245,9 +264,25 @@ def test_an_overlay_count_taken_on_stock_cpp_is_an_error_not_a_number(tmp_path):
     assert bench._instructions_result("stock", {"error": "WrongGradients: x"}, tmp_path / "callgrind.out") == {"error": "WrongGradients: x"}
 
 
+def test_a_count_of_several_regions_is_given_per_region(tmp_path):
+    (tmp_path / "callgrind.out.1").write_text("totals: 1000\n")
+    worker = {"workload": "mlp", "seconds": 0.01, "patched_cxx": True, "regions": 40}
+    assert bench._instructions_result("overlay", worker, tmp_path / "callgrind.out") == {"instructions": 25}
+
+
 def test_instruction_samples_count_the_first_capture_in_each_venv(overlay, stock_python, tmp_path):
     """The real thing, under valgrind: one count per venv for the region the capture mode times."""
     for kind in ("stock", "overlay"):
         got = bench._instructions_sample(kind, "mlp", "instructions-capture", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
         assert set(got) == {"instructions"}, got
         assert 10**6 < got["instructions"] < 10**10, got
+
+
+def test_instruction_samples_count_the_steady_state_backwards_and_not_their_warm_up(overlay, stock_python, tmp_path):
+    """The steady count is per backward over the 40 timed ones (mlp: about 3.5 M each), far
+    below the warm-up's capture and compile (about 10^9): a region left running over it, or
+    a total not divided by 40, would be out of these bounds."""
+    for kind in ("stock", "overlay"):
+        got = bench._instructions_sample(kind, "mlp", "instructions-steady", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
+        assert set(got) == {"instructions"}, got
+        assert 10**5 < got["instructions"] < 2 * 10**7, got

@@ -15,7 +15,8 @@ wrong ones are an error, not a time). Every mode reports peak RSS. A workload th
 reports ``{"error": ...}``.
 
 Under tools/bench.py's instruction modes the worker runs under callgrind and brackets the
-region a mode times (the first capture; the first backward) with ``_region()``.
+region a mode times (the first capture; the first backward; each of the 40 steady-state
+backwards, counted together, with ``"regions": 40`` in its answer) with a ``_Region``.
 
 ``python bench_workloads.py WORKLOAD MODE --serve`` (``capture`` and ``steady``) keeps
 the worker alive: it sets up (the first capture, or the 5 warm-up backwards), prints a
@@ -174,17 +175,47 @@ def _setup(workload: str):
     return torch, ca, counters, params, make_loss
 
 
-def _region():
-    """(start, stop) of the measured region: under ``tools/bench.py``'s instruction modes
-    (``FCA_BENCH_CALLGRIND_CTL``, see tools/lib/callgrind.py) they turn callgrind's
-    instrumentation on and off; otherwise they do nothing."""
-    ctl = os.environ.get("FCA_BENCH_CALLGRIND_CTL")
-    if not ctl:
-        return (lambda: None), (lambda: None)
-    import ctypes
+class _Region:
+    """The measured region.  Under ``tools/bench.py``'s instruction modes
+    (``FCA_BENCH_CALLGRIND_CTL``, see tools/lib/callgrind.py) its calls drive callgrind:
+    ``start`` ... ``stop`` bracket one piece of work (counters zeroed, instrumentation on
+    ... off, one dump); ``zero``, then ``resume`` ... ``pause`` around each of several
+    pieces, then ``dump`` count the pieces and nothing between them.  Otherwise (and for
+    ``_Region()``) every call does nothing."""
 
-    lib = ctypes.CDLL(ctl)
-    return lib.fca_callgrind_start, lib.fca_callgrind_stop
+    def __init__(self, lib=None):
+        self._lib = lib
+
+    @classmethod
+    def from_env(cls) -> "_Region":
+        ctl = os.environ.get("FCA_BENCH_CALLGRIND_CTL")
+        if not ctl:
+            return cls()
+        import ctypes
+
+        return cls(ctypes.CDLL(ctl))
+
+    def _call(self, name: str) -> None:
+        if self._lib is not None:
+            getattr(self._lib, f"fca_callgrind_{name}")()
+
+    def start(self) -> None:
+        self._call("start")
+
+    def stop(self) -> None:
+        self._call("stop")
+
+    def zero(self) -> None:
+        self._call("zero")
+
+    def resume(self) -> None:
+        self._call("resume")
+
+    def pause(self) -> None:
+        self._call("pause")
+
+    def dump(self) -> None:
+        self._call("dump")
 
 
 def _load_overlay_in_process() -> None:
@@ -234,8 +265,8 @@ def _graph_check(workload: str, ca):
 def _one_capture(torch, ca, counters, make_loss, check=None, region=None) -> tuple[float, int]:
     """One fresh CA capture, from backward() to the moment the graph reaches the compiler
     (nothing after that is timed): (seconds, captures).  ``check(gm)``, if given, runs
-    on the graph after the timed part; ``region``'s (start, stop) bracket the timed part."""
-    region_start, region_stop = region or ((lambda: None), (lambda: None))
+    on the graph after the timed part; ``region`` (a ``_Region``) brackets the timed part."""
+    region = region or _Region()
     torch._dynamo.reset()
     counters.clear()
     loss = make_loss(8, "plain")
@@ -244,26 +275,35 @@ def _one_capture(torch, ca, counters, make_loss, check=None, region=None) -> tup
 
     def compiler(gm):
         reached.append(time.perf_counter())
-        region_stop()
+        region.stop()
         if check is not None:
             check(gm)
         # untimed from here; Dynamo runs the graph as torch.compile would (an eagerly run
         # graph would accumulate a Tensor subclass's grad into its inner tensors)
         return torch.compile(gm, backend="eager", fullgraph=True)
 
-    region_start()
+    region.start()
     start = time.perf_counter()
     with ca._enable(compiler):
         loss.backward()
     return reached[0] - start, counters["compiled_autograd"]["captures"]
 
 
-def _one_steady(torch, ca, make_loss) -> float:
+def _one_steady(torch, ca, make_loss, region=None) -> float:
+    """One steady-state backward, timed; ``region`` (a ``_Region``), if given, is resumed
+    and paused around exactly the timed part."""
+    region = region or _Region()
     loss = make_loss(8, "plain")
     gc.collect()
+    region.resume()
     start = time.perf_counter()
     _backward(torch, ca, "aot_eager", loss)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    region.pause()
+    return seconds
+
+
+STEADY_SAMPLES = 40
 
 
 def _leaves(t) -> list:
@@ -328,17 +368,17 @@ def run(workload: str, mode: str) -> dict:
         backend = mode.split("-", 1)[1]
         torch.manual_seed(1)
         loss = make_loss(8, "plain")
-        region_start, region_stop = _region()
-        region_start()
+        region = _Region.from_env()
+        region.start()
         start = time.perf_counter()
         _backward(torch, ca, backend, loss)
         result["seconds"] = time.perf_counter() - start
-        region_stop()
+        region.stop()
         result["patched_cxx"] = _patched_cxx(torch)
         _check_first_against_eager(torch, params, make_loss)
     elif mode == "capture":
         check = _graph_check(workload, ca)
-        region = _region()
+        region = _Region.from_env()
         times, captures = zip(*(_one_capture(torch, ca, counters, make_loss, *((check, region) if i == 0 else ()))
                                 for i in range(5)))
         result["patched_cxx"] = _patched_cxx(torch)
@@ -358,7 +398,12 @@ def run(workload: str, mode: str) -> dict:
     elif mode == "steady":
         # a backward here takes milliseconds, so a 3% difference needs many samples per worker
         _prepare_steady(torch, ca, params, make_loss)
-        result["seconds"] = statistics.median(_one_steady(torch, ca, make_loss) for _ in range(40))
+        region = _Region.from_env()  # under callgrind: the 40 timed backwards, one count
+        region.zero()
+        result["seconds"] = statistics.median(_one_steady(torch, ca, make_loss, region) for _ in range(STEADY_SAMPLES))
+        region.dump()
+        result["regions"] = STEADY_SAMPLES
+        result["patched_cxx"] = _patched_cxx(torch)
     else:
         raise SystemExit(f"unknown mode {mode}")
     _check_grads(params)

@@ -6,8 +6,10 @@ code here).  The process runs under ``valgrind --tool=callgrind
 --instr-atstart=no``, so everything up to the region (interpreter start, ``import
 torch``) runs uninstrumented; the region itself calls two C functions of a tiny
 library built here (``callgrind.h`` client requests: zero the counters and start
-instrumenting, then stop and dump), loaded with ctypes.  The count is the total of
-that dump.  Child processes (Inductor's g++) are not counted.
+instrumenting, then stop and dump), loaded with ctypes.  A region in pieces (the 40
+steady-state backwards, not the Python between them) zeroes once, resumes and pauses
+instrumentation around each piece, and dumps once.  The count is the total of that
+dump.  Child processes (Inductor's g++) are not counted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ CTL_SOURCE = r"""
 /* the measured region: counters zeroed, instrumentation on ... off, one dump */
 void fca_callgrind_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void fca_callgrind_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS_AT("fca region"); }
+/* a region in pieces: zero once, then resume ... pause around each piece, one dump */
+void fca_callgrind_zero(void) { CALLGRIND_ZERO_STATS; }
+void fca_callgrind_resume(void) { CALLGRIND_START_INSTRUMENTATION; }
+void fca_callgrind_pause(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+void fca_callgrind_dump(void) { CALLGRIND_DUMP_STATS_AT("fca region"); }
 """
 
 HEADER = Path("/usr/include/valgrind/callgrind.h")

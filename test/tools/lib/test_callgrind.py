@@ -22,18 +22,28 @@ def work(n):  # locals and small ints: the same work per iteration, nothing allo
     return total
 
 work(1000)  # warm (the interpreter specializes the loop's bytecode)
-lib.fca_callgrind_start()
-total = work(n)
-lib.fca_callgrind_stop()
+if sys.argv[3] == "one":  # one region of n iterations
+    lib.fca_callgrind_start()
+    total = work(n)
+    lib.fca_callgrind_stop()
+else:  # two pieces of n // 2, with 4 n iterations between them that are not counted
+    lib.fca_callgrind_zero()
+    total = 0
+    for _ in range(2):
+        lib.fca_callgrind_resume()
+        total += work(n // 2)
+        lib.fca_callgrind_pause()
+        work(4 * n)
+    lib.fca_callgrind_dump()
 print(total)
 """
 
-def _count(tmp_path, lib, n: int) -> int:
+def _count(tmp_path, lib, n: int, shape: str = "one") -> int:
     script = tmp_path / "region.py"
     script.write_text(REGION)
-    out = tmp_path / f"n{n}" / "callgrind.out"
+    out = tmp_path / f"{shape}-n{n}" / "callgrind.out"
     out.parent.mkdir()
-    proc = subprocess.run(callgrind.wrap([sys.executable, str(script), str(lib), str(n)], out),
+    proc = subprocess.run(callgrind.wrap([sys.executable, str(script), str(lib), str(n), shape], out),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert int(proc.stdout) == sum(i & 7 for i in range(n))
@@ -48,6 +58,14 @@ def test_the_count_covers_the_region_only_and_grows_with_its_work(tmp_path):
     assert 1.8 < large / small < 2.2, (small, large)
     per_iteration = (large - small) / 200_000
     assert small < 1.2 * 200_000 * per_iteration  # almost nothing but the loop
+
+
+def test_a_region_in_pieces_counts_the_pieces_and_not_the_work_between_them(tmp_path):
+    """Two resumed-and-paused pieces of 100k iterations each cost what one region of 200k
+    does; the 800k iterations run between and after them (paused) are not counted."""
+    lib = callgrind.ensure_ctl_lib(tmp_path / "ctl")
+    one, pieces = _count(tmp_path, lib, 200_000), _count(tmp_path, lib, 200_000, "pieces")
+    assert 0.95 < pieces / one < 1.05, (one, pieces)
 
 
 def test_the_control_library_is_built_once_per_source(tmp_path):
