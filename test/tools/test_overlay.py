@@ -400,6 +400,20 @@ def test_status_and_env(overlay):
     assert stamp["torch"].startswith("2.6.0") and set(stamp["build_ids"]) == {"libtorch_cpu.so", "libtorch_python.so"}
 
 
+def test_abi_probe_leaves_out_the_standard_librarys_classes(tmp_path):
+    """A torch header's probe dumps some 30k std:: instantiations; only the header's own
+    classes (and those of the headers it includes outside the standard library) are kept."""
+    inc = tmp_path / "inc"
+    (inc / "fca").mkdir(parents=True)
+    (inc / "fca/a.h").write_text("#include <optional>\n#include <vector>\nstruct B { int x; };\n"
+                                 "struct A { std::vector<B> bs; std::optional<B> b; virtual ~A(); };\n")
+    layouts = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], tmp_path / "abi-probes")
+    assert set(layouts) == {"A", "B"}, sorted(layouts)[:10]
+    assert layouts["A"].vtable
+    cached = json.loads(next((tmp_path / "abi-probes").glob("abi-*.json")).read_text())
+    assert set(cached["layouts"]) == {"A", "B"}
+
+
 def test_abi_probe_is_reused_until_a_header_it_read_changes(tmp_path, monkeypatch):
     """A no-op build must not parse the changed headers again; any edit below them must."""
     inc = tmp_path / "inc"
