@@ -593,12 +593,8 @@ class AutogradCompilerInstance:
             outs = list(forward_cls._backward_epilogue_functional(outputs))
         else:
             epilogue = aot_backward_epilogue_op(forward_cls)
-            proxy = self.fx_tracer.create_proxy(
-                kind="call_function",
-                target=epilogue,
-                args=(self._graph_arg(list(outputs)),),
-                kwargs={},
-                name=f"{prefix}backward_epilogue",
+            proxy = self.record_call(
+                epilogue, (list(outputs),), name=f"{prefix}backward_epilogue"
             )
             with disable_proxy_modes_tracing():
                 # built from the dummies, whose renamed sizes keep the
@@ -644,7 +640,9 @@ class AutogradCompilerInstance:
         assert len(placeholders) == len(values), (len(placeholders), len(values))
         val: Dict[torch.fx.Node, Any] = dict(zip(placeholders, values))
         arg: Dict[torch.fx.Node, Any] = {
-            node: self._graph_arg(v) if not isinstance(v, BackwardState) else v.proxy
+            node: torch.fx.node.map_arg(self._node_arg(v), self.fx_tracer.proxy)
+            if not isinstance(v, BackwardState)
+            else v.proxy
             for node, v in val.items()
         }
         for node in gm.graph.nodes:
@@ -710,20 +708,6 @@ class AutogradCompilerInstance:
         """Called from C++ the first time a node type is captured."""
         return ops.add(fn_name, fn, traceable)
 
-    def _graph_arg(self, x):
-        # tensors and symbolic ints/floats become proxies, the rest constants
-        if isinstance(x, torch.Tensor):
-            return self.to_proxy(x)
-        if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            return fetch_sym_proxy(self.fx_tracer)(x)
-        if isinstance(x, list):
-            return [self._graph_arg(y) for y in x]
-        if isinstance(x, tuple):
-            return tuple(self._graph_arg(y) for y in x)
-        if isinstance(x, dict):
-            return {k: self._graph_arg(v) for k, v in x.items()}
-        return x
-
     def _dummy_output(self, metadata):
         # Dummy (fake) output of a proxied call, shaped from the next edge's
         # InputMetadata: (layout, device, dtype, sizes, is_tensor_subclass).
@@ -755,6 +739,8 @@ class AutogradCompilerInstance:
         return self.fx_tracer.proxy(node)
 
     def _node_arg(self, x):
+        # x as a graph argument: tensors become their proxies' nodes, symbolic
+        # values their nodes, the rest constants (containers walked)
         if isinstance(x, torch.Tensor):
             return self.to_proxy(x).node
         if type(x) in _constant_arg_types:
