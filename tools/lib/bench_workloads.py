@@ -183,8 +183,11 @@ class _Region:
     pieces, then ``dump`` count the pieces and nothing between them.  Otherwise (and for
     ``_Region()``) every call does nothing."""
 
+    CALLS = ("start", "stop", "zero", "resume", "pause", "dump")  # fca_callgrind_<call> of the library
+
     def __init__(self, lib=None):
-        self._lib = lib
+        for call in self.CALLS:
+            setattr(self, call, getattr(lib, f"fca_callgrind_{call}") if lib is not None else _nothing)
 
     @classmethod
     def from_env(cls) -> "_Region":
@@ -195,27 +198,9 @@ class _Region:
 
         return cls(ctypes.CDLL(ctl))
 
-    def _call(self, name: str) -> None:
-        if self._lib is not None:
-            getattr(self._lib, f"fca_callgrind_{name}")()
 
-    def start(self) -> None:
-        self._call("start")
-
-    def stop(self) -> None:
-        self._call("stop")
-
-    def zero(self) -> None:
-        self._call("zero")
-
-    def resume(self) -> None:
-        self._call("resume")
-
-    def pause(self) -> None:
-        self._call("pause")
-
-    def dump(self) -> None:
-        self._call("dump")
+def _nothing() -> None:
+    pass
 
 
 def _load_overlay_in_process() -> None:
