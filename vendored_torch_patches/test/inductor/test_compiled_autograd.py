@@ -2649,6 +2649,84 @@ TORCH_LIBRARY(test_functional_cpp_node_saved_data_types, m) {
         )
 
     @scoped_load_inline
+    def test_functional_cpp_node_saved_data_of_empty_and_nested_containers(
+        self, load_inline
+    ):
+        # saved_data values whose type their Python value cannot tell (empty
+        # int/double/tensor lists, an empty dict, None, a list of optionals,
+        # nested lists, a tuple, a device) reach T::backward with their C++
+        # types, for a traced Function (aot_eager traces the op) and one run
+        # eagerly (the op converts real values at runtime)
+        cpp_source = """
+template <bool Traceable>
+struct SavedContainersFn : public torch::autograd::Function<SavedContainersFn<Traceable>> {
+  static constexpr bool is_traceable = Traceable;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    auto& d = ctx->saved_data;
+    d["empty_ints"] = std::vector<int64_t>{};
+    d["empty_doubles"] = std::vector<double>{};
+    d["empty_tensors"] = std::vector<torch::Tensor>{};
+    d["empty_dict"] = c10::Dict<std::string, int64_t>();
+    d["none"] = c10::IValue();
+    d["nested"] = c10::List<c10::List<int64_t>>(
+        {c10::List<int64_t>(), c10::List<int64_t>({1, 2})});
+    d["optionals"] = c10::List<std::optional<int64_t>>({std::nullopt, 3});
+    c10::Dict<std::string, double> dict;
+    dict.insert("a", 0.5);
+    d["dict"] = dict;
+    d["tuple"] = std::make_tuple(int64_t(1), std::string("s"), 2.5);
+    d["device"] = x.device();
+    return x * 1;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad_output) {
+    auto& d = ctx->saved_data;
+    TORCH_CHECK(d["empty_ints"].toIntVector().empty());
+    TORCH_CHECK(d["empty_doubles"].toDoubleVector().empty());
+    TORCH_CHECK(d["empty_tensors"].toTensorVector().empty());
+    TORCH_CHECK(d["empty_dict"].toGenericDict().empty());
+    TORCH_CHECK(d["none"].isNone());
+    auto nested = d["nested"].toList();
+    TORCH_CHECK(nested.size() == 2 && nested.get(0).toIntVector().empty());
+    auto ints = nested.get(1).toIntVector();
+    auto optionals = d["optionals"].toListRef();
+    TORCH_CHECK(optionals.size() == 2 && optionals[0].isNone());
+    auto a = d["dict"].toGenericDict().at("a").toDouble();
+    const auto& t = d["tuple"].toTupleRef().elements();
+    TORCH_CHECK(t[1].toStringRef() == "s");
+    TORCH_CHECK(d["device"].toDevice() == grad_output[0].device());
+    return {grad_output[0] *
+            (ints[1] + optionals[1].toInt() + a + t[0].toInt() + t[2].toDouble())};
+  }
+};
+torch::Tensor traced(const torch::Tensor& x) {
+  return SavedContainersFn<true>::apply(x);
+}
+torch::Tensor run_eagerly(const torch::Tensor& x) {
+  return SavedContainersFn<false>::apply(x);
+}
+"""
+        module = load_inline(
+            name="test_functional_cpp_node_saved_containers",
+            cpp_sources=cpp_source,
+            functions=["traced", "run_eagerly"],
+            verbose=True,
+        )
+
+        def fn():
+            for f in (module.traced, module.run_eagerly):
+                x = torch.randn(3, requires_grad=True)
+                f(x).sum().backward()
+                yield x.grad
+
+        # two captures; the eagerly run op is a graph break (3 compiles)
+        self.check_output_and_recompiles(
+            fn,
+            count=[2, 3],
+            compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
+        )
+
+    @scoped_load_inline
     def test_functional_cpp_node_backward_returning_undefined_grads(
         self, load_inline
     ):

@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/python_function.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
+#include <torch/csrc/jit/frontend/script_type_parser.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/python_headers.h>
 #include <torch/csrc/utils/python_symnode.h>
@@ -377,6 +378,61 @@ struct InputBuffers : public std::unordered_map<Node*, InputBuffer> {
 // Functional autograd: see [Note: Functional autograd in compiled autograd]
 // (compiled_autograd.h).  libtorch_python side of PyCompilerInterface.
 
+// A value of type Any (saved_data of a C++ autograd Function) travels
+// through the graph as a pair (its static type as a TorchScript annotation,
+// its Python value): a Python value alone cannot say which IValue it was
+// (an empty list or dict has no element type to infer, None in a list of
+// optionals neither), and T::backward reads it back with typed accessors
+// (toIntVector, toTensorVector, ...) that check the exact type.  The type is
+// taken without reading Tensor metadata (a dummy's sizes are unbacked), and
+// top-level SymInts/SymFloats, which the capture lifts from ints and floats,
+// are typed as the int/float they stand for.
+static at::TypePtr static_type_of(const c10::IValue& iv) {
+  if (iv.isTensor()) {
+    return at::TensorType::get();
+  }
+  if (iv.isSymInt()) {
+    return at::IntType::get();
+  }
+  if (iv.isSymFloat()) {
+    return at::FloatType::get();
+  }
+  if (iv.isSymBool()) {
+    return at::BoolType::get();
+  }
+  if (iv.isList()) {
+    return at::ListType::create(c10::unshapedType(iv.toList().elementType()));
+  }
+  if (iv.isGenericDict()) {
+    const auto dict = iv.toGenericDict();
+    return at::DictType::create(
+        c10::unshapedType(dict.keyType()), c10::unshapedType(dict.valueType()));
+  }
+  if (iv.isTuple()) {
+    std::vector<at::TypePtr> elems;
+    for (const c10::IValue& e : iv.toTupleRef().elements()) {
+      elems.push_back(static_type_of(e));
+    }
+    return at::TupleType::create(std::move(elems));
+  }
+  return c10::unshapedType(iv.type());
+}
+
+static std::string any_type_str(const c10::IValue& iv) {
+  return static_type_of(iv)->annotation_str();
+}
+
+static const at::TypePtr& parse_any_type(const std::string& str) {
+  // called with the GIL held (from an op's arguments)
+  static std::unordered_map<std::string, at::TypePtr> parsed;
+  auto it = parsed.find(str);
+  if (it == parsed.end()) {
+    it = parsed.emplace(str, torch::jit::ScriptTypeParser().parseType(str))
+             .first;
+  }
+  return it->second;
+}
+
 // Capture time: a packed IValue -> the Python value that goes into the FX
 // graph (ScalarType/Layout/MemoryFormat become torch.dtype/layout/
 // memory_format constants, SymInts stay symbolic so they get proxied).
@@ -409,10 +465,13 @@ static py::object packed_to_py(const c10::IValue& iv, const at::TypePtr& type) {
     case c10::TypeKind::DictType: {
       const auto& value_type =
           type->expectRef<c10::DictType>().getValueType();
+      const bool typed = value_type->kind() == c10::TypeKind::AnyType;
       py::dict result;
       for (const auto& entry : iv.toGenericDict()) {
-        result[torch::jit::toPyObject(entry.key())] =
-            packed_to_py(entry.value(), value_type);
+        py::object value = packed_to_py(entry.value(), value_type);
+        result[torch::jit::toPyObject(entry.key())] = typed
+            ? py::make_tuple(any_type_str(entry.value()), std::move(value))
+            : std::move(value);
       }
       return std::move(result);
     }
@@ -435,19 +494,13 @@ static py::object packed_to_py(const c10::IValue& iv, const at::TypePtr& type) {
 
 // An argument of an op back to its packed IValue, when the op runs (eagerly
 // or on FakeTensors).  Any (values of a C++ autograd Function's saved_data)
-// is inferred from the Python value, except that SymInts and SymFloats, which
-// the capture makes of lifted ints and floats, stay symbolic.
+// is rebuilt with the type it was packed with, except that SymInts and
+// SymFloats, which the capture makes of lifted ints and floats, stay
+// symbolic.
 static c10::IValue py_to_packed(py::handle obj, const at::TypePtr& type) {
   switch (type->kind()) {
-    case c10::TypeKind::AnyType:
-      if (torch::is_symint(obj)) {
-        return c10::IValue(py::cast<c10::SymInt>(obj));
-      }
-      if (torch::is_symfloat(obj)) {
-        return c10::IValue(py::cast<c10::SymFloat>(obj));
-      }
-      return torch::jit::toTypeInferredIValue(obj);
     case c10::TypeKind::DictType: {
+      // values of type Any come as (type, value) pairs (packed_to_py)
       const auto& dict_type = type->expectRef<c10::DictType>();
       if (dict_type.getValueType()->kind() != c10::TypeKind::AnyType) {
         break;
@@ -455,9 +508,21 @@ static c10::IValue py_to_packed(py::handle obj, const at::TypePtr& type) {
       c10::impl::GenericDict dict(
           dict_type.getKeyType(), dict_type.getValueType());
       for (const auto& item : py::cast<py::dict>(obj)) {
+        const auto pair = py::cast<py::tuple>(item.second);
+        TORCH_INTERNAL_ASSERT(pair.size() == 2);
+        py::handle value = pair[1];
+        c10::IValue packed;
+        if (torch::is_symint(value)) {
+          packed = c10::IValue(py::cast<c10::SymInt>(value));
+        } else if (torch::is_symfloat(value)) {
+          packed = c10::IValue(py::cast<c10::SymFloat>(value));
+        } else {
+          packed = torch::jit::toIValue(
+              value, parse_any_type(py::cast<std::string>(pair[0])));
+        }
         dict.insert(
             torch::jit::toIValue(item.first, dict_type.getKeyType()),
-            py_to_packed(item.second, dict_type.getValueType()));
+            std::move(packed));
       }
       return c10::IValue(dict);
     }
