@@ -1,8 +1,9 @@
 """Install the functional-compiled-autograd tooling (console scripts).
 
-`pip install -e .` makes `fca-apply`, `fca-export`, `fca-vendor`, `fca-squash` and
-`fca-fetch-pin` available; the same tools run as `python tools/<name>.py`
-from the repo root.
+`pip install -e .` makes the console scripts below available (`fca-apply`,
+`fca-build-wheel`, ...); the same tools run as `python tools/<name>.py` from the
+repo root.  The tooling runs on CPython 3.11+ (the pinned test venvs'
+numpy 2.4 needs it); the wheels it builds are for CPython 3.9-3.13.
 """
 
 from setuptools import find_packages, setup
@@ -11,7 +12,7 @@ setup(
     name="functional-compiled-autograd-tools",
     version="0.1.0",
     description="Patch stack + tooling that backports functional autograd into compiled autograd of PyTorch 2.6.0",
-    python_requires=">=3.9",
+    python_requires=">=3.11",
     packages=find_packages(include=["tools", "tools.*"]),
     extras_require={"bench": ["matplotlib"]},
     install_requires=[
@@ -32,6 +33,8 @@ setup(
             "fca-overlay=tools.overlay:entry",
             "fca-build-torch=tools.build_torch:entry",
             "fca-bench=tools.bench:entry",
+            "fca-build-wheel=tools.build_wheel:entry",
+            "fca-upstream-tests=tools.run_upstream_tests:entry",
         ]
     },
 )

@@ -20,6 +20,24 @@ from tools.lib.pinned_source import ensure_pinned_source  # noqa: E402
 from tools.lib.shell import Shell  # noqa: E402
 
 
+# Python source defining where(symbol): the file of the loaded object whose definition of the
+# (mangled) symbol the process uses, or None; probes run it in the venv under test.
+WHERE_DEFINED = """
+import ctypes
+class Dl_info(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+libc = ctypes.CDLL(None)
+libc.dlsym.restype = ctypes.c_void_p
+libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(Dl_info)]
+def where(name):
+    addr = libc.dlsym(None, name.encode())
+    info = Dl_info()
+    return info.dli_fname.decode() if addr and libc.dladdr(ctypes.c_void_p(addr), ctypes.byref(info)) else None
+"""
+
+
 @dataclasses.dataclass
 class ToolResult:
     returncode: int

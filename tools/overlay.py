@@ -22,13 +22,11 @@ ABI, missing compiler or headers, stack not applied, stale overlay).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 from typing import Sequence
@@ -37,142 +35,32 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import paths, ui
-from tools.lib.overlay import checks, codegen, compile as cc, generated, install, tus as tuset
-from tools.lib.overlay.venv import TorchInfo, check_torch, ensure_venv, real_python
-from tools.lib.pinned_source import ensure_pinned_source
+from tools.lib.overlay import build as ob, compile as cc, install
+from tools.lib.overlay.build import STAMP_JSON, check_python_headers, stack_hash  # noqa: F401 (used by callers)
+from tools.lib.overlay.venv import check_torch
 from tools.lib.shell import Shell
-from tools.lib.stack import Stack, write_contents
-from tools.lib.tree import open_tree
-
-STAMP_JSON = "stamp.json"
+from tools.lib.stack import Stack
 
 
 def overlay_root(args: argparse.Namespace) -> Path:
-    return (args.overlay_dir.resolve() if args.overlay_dir else paths.cache_dir() / "overlay")
+    return args.overlay_dir.resolve() if args.overlay_dir else ob.default_overlay_dir()
 
 
 def venv_dir(args: argparse.Namespace) -> Path:
     return args.venv.resolve() if args.venv else overlay_root(args) / "venv"
 
 
-def stack_hash(stack: Stack) -> str:
-    h = hashlib.sha256()
-    for f in [stack.dir / "series", *stack.files]:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
-
-def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
-    if args.torch_src:
-        return args.torch_src.resolve()
-    return ensure_pinned_source(paths.cache_dir(), sh)
-
-
-def _python_link_info(info: TorchInfo) -> tuple[str, str]:
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    ldlib = f"python{info.python_version}"
-    return libdir, ldlib
-
-
-def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list[tuset.TU], pin_dir: Path, report: dict) -> list[tuset.TU]:
-    """Compare pinned vs patched class layouts of every changed header; refuse or pull in users."""
-    changed_headers = [p for p in stack.touched if p.endswith(".h") and checks.header_include_name(p)]
-    if not changed_headers:
-        report["abi"] = "no header changed"
-        return selected
-    lib_sources = tuset.library_sources(tree)
-    overlay_sources = {t.path for t in selected}
-    problems = []
-    abi_report = []
-    inc_patched = layout.include_flags()
-    inc_pinned = [f"-I{pin_dir}", f"-I{pin_dir / 'aten/src'}"] + inc_patched
-    defines = list(cc.COMMON_FLAGS)
-    cache_dir, memo = layout.build / "abi-probes", {}
-    for header in changed_headers:
-        name = checks.header_include_name(header)
-        assert name
-        changes = checks.compare_layouts(
-            header,
-            checks.class_layouts(name, inc_pinned, defines, cache_dir, memo),
-            checks.class_layouts(name, inc_patched, defines, cache_dir, memo),
-        )
-        fds = [fd for pf in stack.patches for fd in pf.files if fd.path == header]
-        texts = {header: "\n".join(p.read_text() for p in stack.files)}
-        entities = [(c.entity, c.detail) for c in changes] + [
-            (e, "inline code rewritten") for e in checks.changed_inline_entities(fds, texts)
-        ]
-        if not entities:
-            abi_report.append(f"{header}: additive (no class layout, vtable or inline body changed)")
-            continue
-        includers = checks.includers_of(tree, name, lib_sources)
-        for entity, detail in entities:
-            users = checks.users_outside(tree, entity, includers, overlay_sources)
-            abi_report.append(f"{header}: {entity}: {detail}; users outside the overlay: {len(users)}")
-            if users:
-                problems.append(f"{header} changes {entity} ({detail}), used by {users[0]} which is not in the overlay"
-                                + (f" (and {len(users) - 1} more)" if len(users) > 1 else ""))
-    report["abi"] = abi_report
-    if problems:
-        raise ui.UserError(problems[0] + "; make the header change additive or confined to overlay sources")
-    return selected
-
-
-def prepare(args: argparse.Namespace) -> tuple:
-    """Everything before compiling: tree/stack checks, venv, codegen, TU set, ABI check."""
-    sh = Shell(verbose=not args.quiet)
-    cache = paths.cache_dir()
-    root = overlay_root(args)
-    stack = Stack.load(args.stack.resolve())
-    tree_path = resolve_tree(args, sh)
-    tree = open_tree(tree_path, sh)
-    state = tree.state(stack)
-    tree.verify_base(stack, state)
-    if state.applied != len(stack):
-        raise ui.UserError(
-            f"{tree.path} has {state.applied}/{len(stack)} patches applied; apply the stack first: "
-            f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if args.torch_src else ''}"
-        )
-    venv = venv_dir(args)
-    info = ensure_venv(venv, cache, sh)
-    check_python_headers(info.python_include, real_python(venv))
-    tc = cc.Toolchain.detect(opt=args.opt, use_ccache=not args.no_ccache)
-    build = root / "build"
-    layout = cc.Layout(tree=tree.path, build=build, torch_dir=info.torch_dir, python_include=info.python_include)
-    report: dict = {"tree": str(tree.path), "stack": stack_hash(stack), "patches": len(stack)}
-
-    gen = codegen.run_codegen(tree.path, layout.gen, sh)
-    same = codegen.functions_h_matches_wheel(gen, info.torch_dir)
-    report["functions_h_identical_to_wheel"] = same
-    if not same:
-        raise ui.UserError(
-            "the patched codegen's Functions.h differs from the wheel's: generated node classes would change layout "
-            "for every source that includes it; keep Functions.h unchanged (put new code in Functions.cpp)"
-        )
-    _write_if_changed(layout.gen / generated.SHIMS_FILE, generated.render_shims(tree.path))
-    lib_dir = info.torch_dir / "lib"
-    expected = {name: generated.build_id(lib_dir / name) for name in ("libtorch_cpu.so", "libtorch_python.so")}
-    stamp = {"tree": str(tree.path), "stack": report["stack"], "torch": info.version, "build_ids": expected}
-    _write_if_changed(layout.gen / generated.STAMP_FILE, generated.render_stamp(stamp, expected))
-
-    selected = tuset.select_tus(tree.path, stack.touched)
-    selected += [
-        tuset.TU(generated.SHIMS_FILE, tuset.CPU, "helpers libtorch does not export (stateless copies, bridges to its state)", generated=True),
-        tuset.TU(generated.STAMP_FILE, tuset.CPU, "build stamp + refuses a different torch", generated=True),
-    ]
-    pin_dir = _pin_headers(tree, state.base, stack, build)
-    selected = check_header_abi(tree.path, stack, layout, selected, pin_dir, report)
-    report["tus"] = [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in selected]
-
-    return sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report
-
-
-def check_python_headers(include: Path, python: Path) -> None:
-    if not (include / "Python.h").is_file():
-        raise ui.UserError(f"Python headers are missing ({include}/Python.h); install the dev package of {python} (e.g. python3-dev)")
+def options(args: argparse.Namespace) -> ob.Options:
+    """The build options of a `build` or `plan` command line."""
+    return ob.Options(
+        overlay_dir=overlay_root(args), venv=venv_dir(args), stack_dir=args.stack, torch_src=args.torch_src,
+        opt=args.opt, jobs=args.jobs, use_ccache=not args.no_ccache, quiet=args.quiet,
+    )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    *_, selected, _stamp, report = prepare(args)
+    prepared = ob.prepare(options(args))
+    selected, report = prepared.selected, prepared.report
     ui.out("overlay plan: translation units and why")
     for t in selected:
         ui.out(f"  {t.lib:6} {t.path}  -- {t.reason}")
@@ -185,58 +73,24 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
-    sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report = prepare(args)
-    jobs = args.jobs or min(2, os.cpu_count() or 1)
-    result = cc.compile_all(tc, layout, selected, jobs)
-    report.update(result)
-    objects = [layout.object_path(t) for t in selected]
-    lib = root / "lib" / cc.LIB_NAME
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    link_key = hashlib.sha256("".join(f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects).encode()).hexdigest()
-    link_key_file = build / "link-key"
-    if lib.is_file() and link_key_file.is_file() and link_key_file.read_text() == link_key:
-        ui.info(f"link: objects unchanged, keeping {lib}")
-    else:
-        with ui.step("link (check every undefined symbol, then the library)"):
-            libdir, ldlib = _python_link_info(info)
-            cc.link(layout, objects, lib, libdir, ldlib)
-        with ui.step("static initializer check"):
-            checks.check_static_inits(objects, allow=[layout.object_path(selected[-1]).name])
-        link_key_file.write_text(link_key)
-    (root / STAMP_JSON).write_text(json.dumps({**stamp, "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
+    built = ob.build(options(args))
+    p, lib, result = built.prepared, built.lib, built.result
+    venv, report = p.venv, p.report
     if args.no_install:
         ui.out(f"overlay: {lib} built and checked ({len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
                f"not installed) in {ui.fmt_seconds(time.monotonic() - t0)}")
         return ui.EXIT_OK
     with ui.step(f"install into {venv}"):
-        record = install.install(venv, info.torch_dir, tree.path, stack.touched, lib, root / "state")
+        record = install.install(venv, p.info.torch_dir, p.tree.path, p.stack.touched, lib, p.root / "state")
     report["installed_files"] = sorted(record["files"])
     report["seconds_total"] = round(time.monotonic() - t0, 1)
-    (root / "build-report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    (p.root / "build-report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     ui.out(
-        f"overlay: {lib} ({len(selected)} TUs: {len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
+        f"overlay: {lib} ({len(p.selected)} TUs: {len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
         f"{len(record['files'])} file(s) installed) in {ui.fmt_seconds(time.monotonic() - t0)}\n"
         f"run: python tools/overlay.py run -- python -c 'import torch'"
     )
     return ui.EXIT_OK
-
-
-def _pin_headers(tree, base: str | None, stack: Stack, build: Path) -> Path:
-    """Pinned copies of the headers the stack changes (for the ABI comparison)."""
-    pin_dir = build / "pin-headers"
-    headers = [p for p in stack.touched if p.endswith(".h")]
-    if not headers:
-        return pin_dir
-    if getattr(tree, "read_at", None) is None or base is None:
-        raise ui.UserError("the ABI check needs the tree as a git checkout (pinned contents of changed headers)")
-    write_contents(pin_dir, tree.read_at(base, headers))
-    return pin_dir
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.is_file() or path.read_text() != text:
-        path.write_text(text)
 
 
 def load_stamp(args: argparse.Namespace) -> dict:

@@ -7,6 +7,8 @@ Targets (where torch comes from):
                    --venv and --stack select another overlay (as given to overlay.py build)
   --baseline       stock torch==2.6.0 in <cache>/venvs/stock, test files as of the pin
   --torch-build P  a source build of P (tools/build_torch.py --mode develop), run with --python
+  --wheel-venv D   a venv whose torch is the patched wheel (tools/build_wheel.py --venv D),
+                   test files from the pinned source with the stack applied (or --torch-src)
 
 One pytest (8.3.x) per file, cwd <tree>/test (upstream's conftest and pytest.ini
 apply; the tree root is never put on sys.path), --junitxml per file,
@@ -20,7 +22,7 @@ reason and patch).  Failing differences: REGRESSION (passed -> failed/error/
 xfailed), UNEXPECTED PASS (failed/error/xfailed -> passed), NOW SKIPPED (a skip
 never counts as a pass), NEW (not in the baseline), MISSING (selected but no
 result, or gone), RECORDED CHANGE NOT MET; unless recorded in changes.json.
-The markdown report (default <cache>/reports/upstream-<profile>[-stock|-build|-junit].md)
+The markdown report (default <cache>/reports/upstream-<profile>[-stock|-build|-wheel|-junit].md)
 is also printed.
 
 --record-baseline (with --baseline or --from-junit) writes the expectation
@@ -81,7 +83,7 @@ class Target:
     def describe(self) -> str:
         p = self.probe
         what = {"overlay": "overlay venv (patched tree on the stock wheel)", "stock": "stock wheel (baseline)",
-                "build": "source build"}[self.mode]
+                "build": "source build", "wheel": "venv with the patched wheel"}[self.mode]
         return f"{p.get('torch', '?')} from {p.get('torch_file', '?')}, {what}; pytest {p.get('pytest', '?')}, python {p.get('py', '?')}"
 
 
@@ -101,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group()
     target.add_argument("--baseline", action="store_true", help="run on stock torch==2.6.0 (<cache>/venvs/stock) with the pin's test files")
     target.add_argument("--torch-build", type=Path, metavar="PATH", help="run on a source build of PATH (setup.py develop), tests from PATH/test")
+    target.add_argument("--wheel-venv", type=Path, metavar="DIR",
+                        help="run on a venv whose torch is the patched wheel (`build_wheel.py --venv DIR`), "
+                             "tests from the patched tree (the pinned source, or --torch-src)")
     p.add_argument("--python", help="interpreter of the --torch-build (default: this one)")
     p.add_argument("--overlay-dir", type=Path, metavar="DIR",
                    help="the overlay to run on, as built by `overlay.py --overlay-dir DIR build` (default: <cache>/overlay)")
@@ -135,9 +140,10 @@ def check_args(args: argparse.Namespace) -> None:
         raise usage("--strict-capture turns on the stack's strict capture (P5): stock torch and imported junit have none; drop it")
     if args.python and not args.torch_build:
         raise usage("--python is the interpreter of a source build: use it with --torch-build PATH")
-    overlay_only = [opt for opt, _ in given_overlay_options(args)]
+    overlay_only = [opt for opt, _ in given_overlay_options(args) if not (opt == "--stack" and args.wheel_venv)]
     if overlay_only and mode_of(args) != "overlay":
-        other = "--from-junit" if args.from_junit else "--baseline" if args.baseline else "--torch-build"
+        other = ("--from-junit" if args.from_junit else "--baseline" if args.baseline else
+                 "--wheel-venv" if args.wheel_venv else "--torch-build")
         what = f"{overlay_only[0]} selects" if len(overlay_only) == 1 else f"{', '.join(overlay_only)} select"
         raise usage(f"{what} the overlay to run on, which {other} does not use: drop {'it' if len(overlay_only) == 1 else 'them'}")
     if args.from_junit:
@@ -173,6 +179,8 @@ def mode_of(args: argparse.Namespace) -> str:
         return "stock"
     if args.torch_build:
         return "build"
+    if args.wheel_venv:
+        return "wheel"
     return "overlay"
 
 
@@ -279,6 +287,8 @@ def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
 
         key = "build-" + hashlib.sha256(str(tree).encode()).hexdigest()[:12]
         target = Target("build", [args.python or sys.executable], tree, tree / "test", key)
+    elif args.wheel_venv:
+        target = wheel_target(args, cache, sh)
     else:
         stamp = read_overlay_stamp(args)
         tree = Path(stamp["tree"]).resolve()
@@ -292,6 +302,29 @@ def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
         target = Target("overlay", python, tree, tree / "test", stamp["stack"])
     probe(target, sh)
     return target
+
+
+def wheel_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
+    """A venv with the patched wheel: its stamp must name the stack the tests come from."""
+    from tools.lib.overlay.build import stack_hash
+    from tools.lib.overlay.torch_hook import STAMP_NAME
+    from tools.lib.overlay.venv import venv_python
+    from tools.lib.pinned_source import ensure_pinned_source
+    from tools.lib.stack import Stack
+
+    venv = args.wheel_venv.resolve()
+    stamp_file = next(iter(sorted(venv.glob(f"lib/python3*/site-packages/torch/lib/{STAMP_NAME}"))), None)
+    fix = f"python tools/build_wheel.py --venv {shlex.quote(str(venv))}"
+    if stamp_file is None:
+        raise ui.UserError(f"{venv} has no patched torch wheel installed; install one with `{fix}`")
+    stamp = json.loads(stamp_file.read_text())
+    want = stack_hash(Stack.load((args.stack or paths.DEFAULT_STACK_DIR).resolve()))
+    if stamp.get("stack") != want:
+        raise ui.UserError(f"the wheel in {venv} was built from another stack ({stamp.get('stack')}, now {want}); "
+                           f"rebuild and reinstall it: {fix}")
+    tree = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(cache, sh)
+    _check_tree(tree, "--torch-src" if args.torch_src else "the pinned source")
+    return Target("wheel", [str(venv_python(venv))], tree, tree / "test", want)
 
 
 def _check_tree(tree: Path, what: str) -> None:
@@ -638,10 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.from_junit:
         selection += "".join(f"; profile -k on {s.file}: {shlex.quote(s.k)}" for s in suites if s.k)
     info = up.RunInfo(args.profile, {"overlay": "patched tree on the overlay", "stock": "stock baseline",
-                                     "build": "source build", "junit": "imported junit"}[mode],
+                                     "build": "source build", "wheel": "patched wheel", "junit": "imported junit"}[mode],
                       describe, tests_dir, selection, started, time.monotonic() - t0, tuple(recorded),
                       strict=args.strict_capture)
-    suffix = {"overlay": "", "stock": "-stock", "build": "-build", "junit": "-junit"}[mode]
+    suffix = {"overlay": "", "stock": "-stock", "build": "-build", "wheel": "-wheel", "junit": "-junit"}[mode]
     report = (args.report or cache / "reports" / f"upstream-{args.profile}{suffix}.md").resolve()
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(up.render_report(info, runs, cmp))

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_tool
 
-TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source"]
+TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source", "build_wheel"]
 
 
 @pytest.mark.parametrize("tool", TOOLS)
@@ -37,3 +37,14 @@ def test_series_naming_a_missing_patch_is_a_clear_error(tmp_path):
     (tmp_path / "series").write_text("0001-gone.patch\n")
     res = run_tool("apply_patches", "--stack", tmp_path, "--status")
     assert res.returncode == 3 and "series:1: 0001-gone.patch does not exist" in res.error_line
+
+
+def test_build_wheel_refuses_a_python_torch_has_no_wheel_for(tmp_path):
+    old = tmp_path / "python3.8"
+    old.write_text("#!/bin/sh\necho 3.8\n")  # what `python -c 'print(version)'` says on CPython 3.8
+    old.chmod(0o755)
+    res = run_tool("build_wheel", "--python", old)
+    assert res.returncode == 3
+    assert res.error_line == f"error: {old} is Python 3.8; torch 2.6.0 has wheels for CPython 3.9, 3.10, 3.11, 3.12, 3.13"
+    res = run_tool("build_wheel", "--python", tmp_path / "none")
+    assert res.returncode == 3 and res.error_line.startswith(f"error: cannot run {tmp_path / 'none'}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, export_stack, git, run_tool
+from conftest import REPO_ROOT, WHERE_DEFINED, export_stack, git, run_tool
 from tools.lib import paths
 from tools.lib.overlay import checks, compile as cc, generated, install
 from tools.lib.overlay.venv import TORCH_VERSION, validate_torch
@@ -38,21 +38,12 @@ def in_overlay(code: str, *extra: str, args: tuple[str, ...] = (), env: dict[str
     )
 
 
-WHERE = """
-import ctypes, sys
+WHERE = WHERE_DEFINED + """
+import sys
 import torch
-class Dl_info(ctypes.Structure):
-    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
-                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
-libc = ctypes.CDLL(None)
-libc.dlsym.restype = ctypes.c_void_p
-libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(Dl_info)]
 for name in sys.argv[1:]:
-    addr = libc.dlsym(None, name.encode())
-    info = Dl_info()
-    assert addr and libc.dladdr(ctypes.c_void_p(addr), ctypes.byref(info)), name
-    print(name, info.dli_fname.decode())
+    assert where(name), name
+    print(name, where(name))
 """
 
 

@@ -211,15 +211,23 @@ def link(layout: Layout, objects: Sequence[Path], out: Path, python_libdir: str,
             f"{hint}; add its TU (if it has no static registrations or private state) or a shim"
         )
     check.unlink()
+    link_library(layout, objects, out, str(lib_dir))
+
+
+def link_library(layout: Layout, objects: Sequence[Path], out: Path, rpath: str) -> None:
+    """The library itself (no libpython, like libtorch_python), finding torch's libraries through
+    ``rpath``: the venv's ``torch/lib`` for the overlay venv, ``$ORIGIN`` inside a wheel's ``torch/lib``."""
+    libs = [f"-L{layout.torch_dir / 'lib'}"] + [f"-l{l}" for l in WHEEL_LIBS]
     tmp = out.with_name(out.name + ".tmp")
     argv = [
         "g++", "-shared", "-o", str(tmp), *map(str, objects), f"-Wl,-soname,{LIB_NAME}", "-Wl,--no-as-needed",
-        *libs, f"-Wl,-rpath,{lib_dir}",
+        *libs, f"-Wl,-rpath,{rpath}",
     ]
     proc = subprocess.run(argv, capture_output=True, text=True, env=_child_env())
-    (layout.logs / "link.log").write_text("$ " + shlex.join(argv) + "\n" + proc.stderr)
+    log = layout.logs / f"link-{out.name}.log"
+    log.write_text("$ " + shlex.join(argv) + "\n" + proc.stderr)
     if proc.returncode != 0:
-        raise ui.OperationFailed(f"link failed: {_first_error(proc.stderr)} (log {layout.logs / 'link.log'})")
+        raise ui.OperationFailed(f"link failed: {_first_error(proc.stderr)} (log {log})")
     os.replace(tmp, out)
 
 

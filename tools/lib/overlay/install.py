@@ -83,8 +83,36 @@ def wrapper_text(lib: Path, real: Path, extensions: Path) -> str:
     )
 
 
+def _installed_as_wanted(venv: Path, torch_dir: Path, tree: Path, changed: list[str], lib: Path, state: Path) -> dict | None:
+    """The manifest, if the venv already holds exactly this install (a no-op rebuild leaves the venv alone:
+    processes running in it never see a stock file for a moment)."""
+    manifest = state / MANIFEST
+    if not manifest.is_file():
+        return None
+    record = json.loads(manifest.read_text())
+    sp = torch_dir.parent
+    wanted = {venv_target(p): p for p in changed if venv_target(p)}
+    if set(record.get("files", {})) != set(wanted):
+        return None
+    for rel, path in wanted.items():
+        src, dest = tree / path, sp / rel
+        if not (src.is_file() and dest.is_file() and _sha(src) == _sha(dest) == record["files"][rel].get("sha")):
+            return None
+    text = wrapper_text(lib, real_python(venv), extensions_dir(state, record["files"]))
+    for name in record.get("wrappers", {}):
+        w = venv / "bin" / name
+        if not w.is_file() or w.read_text() != text:
+            return None
+    pth = sp / PTH_NAME
+    return record if pth.is_file() and pth.read_text() == PTH_LINE else None
+
+
 def install(venv: Path, torch_dir: Path, tree: Path, changed: Iterable[str], lib: Path, state: Path) -> dict:
     """Install; ``state`` holds the manifest and the stock backups.  Returns the manifest."""
+    changed = sorted(set(changed))
+    same = _installed_as_wanted(venv, torch_dir, tree, changed, lib, state)
+    if same is not None:
+        return same
     uninstall(venv, state)  # start from the stock venv
     sp = torch_dir.parent  # site-packages
     backups = state / "stock"

@@ -154,3 +154,40 @@ def check_torch(venv: Path, sh: Shell, cache_in: Path | None = None) -> TorchInf
         record["torch_check"] = {"key": key, "info": data}
         cache_in.write_text(json.dumps(record) + "\n")
     return TorchInfo(data["version"], data["abi"], Path(data["dir"]), Path(data["include"]), data["py"])
+
+
+def installed_torch_version(venv: Path) -> str | None:
+    """The torch version pip recorded in ``venv`` (its ``.dist-info``), without importing it."""
+    for sp in sorted((venv / "lib").glob("python3*/site-packages")):
+        for di in sorted(sp.glob("torch-*.dist-info")):
+            return di.name[len("torch-"):-len(".dist-info")]
+    return None
+
+
+def install_wheel(venv: Path, wheel_file: Path, cache: Path, sh: Shell, base_python: str | None = None) -> None:
+    """``venv`` with the pinned test environment and ``wheel_file`` as its torch (pip, from the wheelhouse).
+
+    A new venv gets the pinned list with the wheel for torch (``torch==2.6.0`` matches ``2.6.0+fca.<id>``);
+    an existing one gets the wheel alone (``--no-deps --force-reinstall``) when its torch is another build."""
+    version = wheel_file.name.split("-")[1]
+    if installed_torch_version(venv) == version:
+        return
+    pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    house = wheelhouse(cache)
+    if not (venv / "pyvenv.cfg").is_file():
+        if venv.exists():
+            raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
+        with ui.step(f"creating venv {venv}"):
+            sh.run(base_python or _base_interpreter(), "-m", "venv", str(venv))
+        with ui.step(f"pip download -> {house} (the pinned test environment)"):
+            sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(LOCK),
+                   env=pip_env, capture=False)
+        with ui.step(f"pip install {wheel_file.name} and the pinned test environment into {venv}"):
+            sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house),
+                   str(wheel_file), "-r", str(LOCK), env=pip_env, capture=False)
+    else:
+        with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
+            sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                   str(wheel_file), env=pip_env, capture=False)
+    if installed_torch_version(venv) != version:
+        raise ui.OperationFailed(f"pip did not install torch {version} into {venv}")

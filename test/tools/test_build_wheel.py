@@ -1,0 +1,301 @@
+"""tools/build_wheel.py: a real patched wheel, installed by real pip into a fresh venv, runs the stack everywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, WHERE_DEFINED, run_tool
+from tools.lib import paths, stock_wheel, wheel
+from tools.lib.overlay import torch_hook
+from tools.lib.overlay.venv import wheelhouse
+
+HOUSE = wheelhouse(paths.cache_dir())
+PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
+TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+MUL_APPLY_WITH_SAVED = (
+    "_ZN5torch8autograd9generated12MulBackward016apply_with_savedERKSt6vectorIN2at6TensorESaIS5_EE"
+    "RNS_6dynamo8autograd18SwapSavedVariablesE"
+)
+
+# What a user checks after `pip install`: where compiled autograd's C++ comes from, what the
+# capture of an MLP's backward records, and whether its grads are eager's.
+PROBE = WHERE_DEFINED + textwrap.dedent(
+    """
+    import json, os, sys
+    import torch
+    from torch._dynamo import compiled_autograd
+
+    graphs = []
+    def compiler(gm):
+        graphs.append(gm)
+        return torch.compile(gm, backend="aot_eager", fullgraph=True)
+
+    def grads(compiled):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        loss = (model(torch.randn(5, 8)) * 3.0).sigmoid().sum()
+        if compiled:
+            with compiled_autograd._enable(compiler):
+                loss.backward()
+        else:
+            loss.backward()
+        return [p.grad for p in model.parameters()]
+
+    eager, ca = grads(False), grads(True)
+    targets = [str(n.target) for n in graphs[0].graph.nodes if n.op == "call_function"]
+    print(json.dumps({
+        "mul_apply_with_saved": where(sys.argv[1]),
+        "aten_calls": sum(t.startswith("aten.") for t in targets),
+        "ops_calls": sum(".ops." in t or t.startswith("ops.") for t in targets),
+        "grads_equal": all(torch.allclose(a, b) for a, b in zip(eager, ca)),
+        "ld_preload": os.environ.get("LD_PRELOAD", ""),
+    }))
+    """
+)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "FCA_OVERLAY_LIB", "PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(extra)
+    return env
+
+
+def run_py(venv: Path, *args: str, timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(venv / "bin" / "python"), *args], capture_output=True, text=True, timeout=timeout,
+                          env=kwargs.pop("env", clean_env()), **kwargs)
+
+
+def probe(venv: Path) -> dict:
+    proc = run_py(venv, "-c", PROBE, MUL_APPLY_WITH_SAVED)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def pip(venv: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_py(venv, "-m", "pip", "--disable-pip-version-check", *args, timeout=900)
+
+
+@pytest.fixture(scope="session")
+def fca_wheel(overlay, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    res = run_tool("build_wheel", "-o", out)
+    assert res.returncode == 0, res.stderr[-3000:]
+    (path,) = out.glob("torch-2.6.0+fca.*.whl")
+    return path
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(fca_wheel, tmp_path_factory) -> Path:
+    """A fresh plain venv that already has an unrelated package, then `pip install <the wheel>`."""
+    venv = tmp_path_factory.mktemp("user") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    assert pip(venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), "iniconfig").returncode == 0
+    proc = pip(venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), str(fca_wheel))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return venv
+
+
+def read_member(whl: Path, suffix: str) -> str:
+    with zipfile.ZipFile(whl) as zf:
+        (name,) = [n for n in zf.namelist() if n.endswith(suffix)]
+        return zf.read(name).decode()
+
+
+def test_wheel_is_named_and_tagged_for_this_python_with_the_stock_dependencies(fca_wheel):
+    name = wheel.WheelName.parse(fca_wheel.name)
+    assert (name.distribution, name.python_tag, name.abi_tag, name.platform_tag) == ("torch", TAG, TAG, "linux_x86_64")
+    assert name.version.startswith("2.6.0+fca.")
+    assert f"Tag: {TAG}-{TAG}-linux_x86_64\n" in read_member(fca_wheel, ".dist-info/WHEEL")
+    meta = read_member(fca_wheel, ".dist-info/METADATA")
+    assert f"\nVersion: {name.version}\n" in meta
+    stock = stock_wheel.find(HOUSE, PY)
+    requires = lambda text: [l for l in text.splitlines() if l.startswith("Requires-Dist:")]  # noqa: E731
+    assert requires(meta) == requires(read_member(stock, ".dist-info/METADATA")) and requires(meta)
+
+
+def test_wheel_record_has_every_file_with_its_sha256_and_size(fca_wheel):
+    with zipfile.ZipFile(fca_wheel) as zf:
+        files = [n for n in zf.namelist() if not n.endswith("/")]
+    assert wheel.verify(fca_wheel) == len(files) - 1  # all but RECORD itself
+
+
+def test_wheel_holds_the_library_the_patched_files_and_the_loader(fca_wheel, pinned_source, tmp_path):
+    with zipfile.ZipFile(fca_wheel) as zf:
+        zf.extract("torch/lib/libfca_overlay.so", tmp_path)
+        stamp = json.loads(zf.read("torch/lib/fca_overlay.json"))
+        init = zf.read("torch/__init__.py").decode()
+        ca = zf.read("torch/_dynamo/compiled_autograd.py")
+    dyn = subprocess.run(["readelf", "-d", str(tmp_path / "torch/lib/libfca_overlay.so")], capture_output=True, text=True).stdout
+    assert "Library runpath: [$ORIGIN]" in dyn
+    assert stamp["version"] == wheel.WheelName.parse(fca_wheel.name).version
+    assert set(stamp["build_ids"]) == {"libtorch_cpu.so", "libtorch_python.so"}
+    assert ca == (pinned_source / "torch/_dynamo/compiled_autograd.py").read_bytes()
+    assert init.count("    _fca_load_overlay()\n") == 2
+    assert init.index("def _fca_load_overlay") < init.index("_load_global_deps()\n    _fca_load_overlay()")
+
+
+def test_building_again_gives_the_same_bytes(fca_wheel, tmp_path):
+    res = run_tool("build_wheel", "-q", "-o", tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    again = tmp_path / fca_wheel.name
+    assert wheel.file_sha256(again) == wheel.file_sha256(fca_wheel)
+
+
+def test_plain_venv_with_the_wheel_runs_the_stack_without_preload(wheel_venv):
+    got = probe(wheel_venv)
+    assert got["mul_apply_with_saved"] == str(next(wheel_venv.glob("lib/python3*/site-packages/torch/lib/libfca_overlay.so")))
+    assert got["aten_calls"] == 0 and got["ops_calls"] > 0
+    assert got["grads_equal"] and got["ld_preload"] == ""
+    assert run_py(wheel_venv, "-c", "import iniconfig").returncode == 0  # the user's package is still there
+
+
+CHILD = "print('libfca_overlay.so' in open('/proc/self/maps').read())"
+
+
+def test_subprocess_spawn_and_torchrun_children_run_the_stack(wheel_venv, tmp_path):
+    script = tmp_path / "children.py"
+    script.write_text(textwrap.dedent(
+        f"""
+        import multiprocessing as mp, subprocess, sys
+        import torch
+
+        def child(q):
+            import torch
+            q.put('libfca_overlay.so' in open('/proc/self/maps').read())
+
+        if __name__ == "__main__":
+            sub = subprocess.run([sys.executable, "-c", "import torch; {CHILD}"], capture_output=True, text=True)
+            ctx = mp.get_context("spawn")
+            q = ctx.Queue()
+            p = ctx.Process(target=child, args=(q,))
+            p.start(); p.join()
+            print(sub.stdout.strip(), q.get())
+        """
+    ))
+    proc = run_py(wheel_venv, str(script))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True"]
+    ranked = tmp_path / "ranked.py"
+    ranked.write_text(f"import torch\n{CHILD}\n")
+    proc = subprocess.run([str(wheel_venv / "bin" / "torchrun"), "--nproc-per-node=1", str(ranked)],
+                          capture_output=True, text=True, timeout=300, env=clean_env())
+    assert proc.returncode == 0 and proc.stdout.split() == ["True"], proc.stderr[-2000:]
+
+
+CPP_FUNCTION = r"""
+#include <torch/extension.h>
+struct Square : public torch::autograd::Function<Square> {
+  static constexpr bool is_traceable = true;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["empty"] = std::vector<int64_t>{};
+    return x * x;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list g) {
+    TORCH_CHECK(ctx->saved_data["empty"].toIntVector().empty());
+    return {2 * ctx->get_saved_variables()[0] * g[0]};
+  }
+};
+torch::Tensor square(const torch::Tensor& x) { return Square::apply(x); }
+"""
+
+CPP_UNDER_CA = textwrap.dedent(
+    """
+    import sys, torch
+    from torch.utils.cpp_extension import load_inline
+    from torch._dynamo import compiled_autograd
+    m = load_inline(name="fca_wheel_square", cpp_sources=open(sys.argv[1]).read(), functions="square",
+                    build_directory=sys.argv[2])
+    graphs = []
+    def compiler(gm):
+        graphs.append(gm)
+        return torch.compile(gm, backend="aot_eager", fullgraph=True)
+    x = torch.randn(4, requires_grad=True)
+    with compiled_autograd._enable(compiler):
+        m.square(x).sum().backward()
+    assert torch.allclose(x.grad, 2 * x)
+    print(sorted({str(n.target).rsplit(".", 1)[-1] for n in graphs[0].graph.nodes if "CppNode" in str(n.target)}))
+    """
+)
+
+
+def test_cpp_extension_built_against_the_installed_headers_records_its_op(wheel_venv, tmp_path):
+    src = tmp_path / "square.cpp"
+    src.write_text(CPP_FUNCTION)
+    (tmp_path / "build").mkdir()
+    proc = run_py(wheel_venv, "-c", CPP_UNDER_CA, str(src), str(tmp_path / "build"), timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "['CppNode_Square']"
+
+
+def test_example_training_script_passes_on_the_wheel(wheel_venv):
+    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "train_mlp_compiled_autograd.py"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("verdict: OK")
+
+
+def test_a_foreign_libtorch_is_refused_at_import_with_one_line(wheel_venv):
+    stamp = next(wheel_venv.glob(f"lib/python3*/site-packages/torch/lib/{torch_hook.STAMP_NAME}"))
+    original = stamp.read_text()
+    data = json.loads(original)
+    data["build_ids"]["libtorch_cpu.so"] = "00" * 20
+    try:
+        stamp.write_text(json.dumps(data))
+        proc = run_py(wheel_venv, "-c", "import torch")
+    finally:
+        stamp.write_text(original)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: torch 2.6.0+fca.")
+    assert "built against libtorch_cpu.so with build-id 0000" in last and "has build-id " in last
+
+
+def test_libtorch_loaded_before_torch_is_refused(wheel_venv):
+    code = ("import ctypes, glob, sys; ctypes.CDLL(glob.glob(sys.prefix + '/lib/python3*/site-packages/torch/lib/"
+            "libtorch_cpu.so')[0]); import torch")
+    proc = run_py(wheel_venv, "-c", code)
+    assert proc.returncode == 1 and "libtorch was loaded before the functional compiled autograd overlay" in proc.stderr
+
+
+def test_a_tampered_wheel_is_refused_by_pip_hash_checking_and_by_its_record(fca_wheel, wheel_venv, tmp_path):
+    # pip does not compare a wheel's files with its RECORD (pip 23-26); what refuses a changed file is
+    # the wheel's own sha256 in hash-checking mode, and RECORD verification.
+    good = wheel.file_sha256(fca_wheel)
+    bad = tmp_path / fca_wheel.name
+    with zipfile.ZipFile(fca_wheel) as src, zipfile.ZipFile(bad, "w") as dst:
+        for info in src.infolist():
+            if info.filename.endswith(".so") and info.filename != "torch/lib/libfca_overlay.so":
+                continue  # keep the copy small: the tampering is what matters
+            data = src.read(info)
+            if info.filename == "torch/_dynamo/compiled_autograd.py":
+                data += b"\n# tampered\n"
+            dst.writestr(info, data)
+    req = tmp_path / "requirements.txt"
+    req.write_text(f"torch @ file://{bad} --hash=sha256:{good}\n")
+    proc = pip(wheel_venv, "install", "--dry-run", "--no-deps", "--require-hashes", "-r", str(req))
+    assert proc.returncode != 0 and "THESE PACKAGES DO NOT MATCH THE HASHES" in proc.stderr
+    with pytest.raises(ValueError, match="torch/_dynamo/compiled_autograd.py does not match its RECORD line"):
+        wheel.verify(bad)
+
+
+def test_force_reinstalling_stock_torch_brings_stock_back(wheel_venv):
+    # last in this file: it takes the wheel out of the session's venv
+    proc = pip(wheel_venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), "--force-reinstall", "--no-deps",
+               "torch==2.6.0")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = probe(wheel_venv)
+    assert got["mul_apply_with_saved"] is None and got["aten_calls"] > 0 and got["ops_calls"] == 0 and got["grads_equal"]
+    assert not list(wheel_venv.glob("lib/python3*/site-packages/torch/lib/libfca_overlay.so"))
+    assert pip(wheel_venv, "uninstall", "-y", "-q", "torch").returncode == 0
+    assert "No module named 'torch'" in run_py(wheel_venv, "-c", "import torch").stderr
+    shutil.rmtree(wheel_venv)

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Build the patched torch wheel: torch-2.6.0+fca.<stack id>-cpXY-cpXY-linux_x86_64.whl.
+
+The wheel is the stock torch==2.6.0 wheel (the same file pip installs, fetched
+once into the cache and checked against the registry's sha256) plus what the
+overlay builds from the patched tree: the overlay library in torch/lib/
+(runpath $ORIGIN), its stamp, the patched .py files and headers, and a loader
+in torch/__init__.py that loads the library before libtorch.  `pip install`
+of it is the whole install: no LD_PRELOAD, no wrapper, no environment
+variable, in every Python process that imports torch.
+
+  python tools/apply_patches.py          # the patched tree (pinned source + stack)
+  python tools/build_wheel.py            # -> dist/torch-2.6.0+fca.<id>-cp311-cp311-linux_x86_64.whl
+  pip install dist/torch-2.6.0+fca.*.whl # into any venv of that Python
+
+--python PY builds for another CPython (3.9-3.13, the versions torch 2.6.0 has
+wheels for): the overlay is compiled against that Python's headers and a
+torch==2.6.0 venv made from it (<cache>/overlay-cpXY).  The default is this
+interpreter's Python, whose build is the shared overlay (<cache>/overlay).
+
+Exit codes: 0 built, 1 build failed, 2 usage, 3 bad input (stack not applied,
+unsupported Python, missing compiler or headers, stock wheel hash mismatch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.lib import paths, stock_wheel, ui, wheel
+from tools.lib.overlay import build as ob, install, torch_hook
+from tools.lib.overlay.venv import install_wheel
+from tools.lib.shell import Shell
+
+GENERATOR = "fca build_wheel"
+SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.6.0 publishes wheels for
+
+
+def python_version(python: str) -> str:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise ui.UserError(f"cannot run {python} ({err}); pass an installed CPython with --python") from None
+    if out not in SUPPORTED:
+        raise ui.UserError(f"{python} is Python {out}; torch 2.6.0 has wheels for CPython {', '.join(SUPPORTED)}")
+    return out
+
+
+def options_for(args: argparse.Namespace, version: str) -> ob.Options:
+    """The shared overlay for this interpreter's Python; a build of its own for another Python."""
+    own = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if version == own and not args.python:
+        root = ob.default_overlay_dir()
+        base = None
+    else:
+        root = paths.cache_dir() / f"overlay-cp{version.replace('.', '')}"
+        base = args.python
+    return ob.Options(
+        overlay_dir=root, venv=root / "venv", stack_dir=args.stack, torch_src=args.torch_src,
+        jobs=args.jobs, quiet=args.quiet, base_python=base,
+    )
+
+
+def wheel_files(built: ob.Built) -> dict[str, bytes]:
+    """Patched .py/.pyi files and headers at their place in the wheel."""
+    p = built.prepared
+    files: dict[str, bytes] = {}
+    for path in sorted(p.stack.touched):
+        rel = install.venv_target(path) or (path if path.startswith("torch/") and path.endswith(".pyi") else None)
+        if rel is None:
+            continue
+        src = p.tree.path / path
+        if not src.is_file():
+            raise ui.UserError(f"the stack deletes {path}; the wheel builder only replaces or adds files")
+        files[rel] = src.read_bytes()
+    return files
+
+
+def build_wheel(args: argparse.Namespace) -> Path:
+    t0 = time.monotonic()
+    version = python_version(args.python or sys.executable)
+    opts = options_for(args, version)
+    built = ob.build(opts)
+    p = built.prepared
+    stack_id = p.report["stack"]
+    tag = f"cp{version.replace('.', '')}"
+    stock = stock_wheel.ensure(paths.cache_dir(), version, str(p.venv / "bin" / "python"), p.sh)
+    name = wheel.WheelName("torch", f"2.6.0+fca.{stack_id}", tag, tag, "linux_x86_64")
+
+    lib = opts.overlay_dir / "wheel" / torch_hook.LIB_NAME
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    with ui.step("link the wheel's library (runpath $ORIGIN)"):
+        ob.relink(built, lib, "$ORIGIN")
+    stamp = {
+        "version": name.version,
+        "stack": stack_id,
+        "patches": [f.name for f in p.stack.files],
+        "torch": p.info.version,
+        "build_ids": p.stamp["build_ids"],
+    }
+    files = wheel_files(built)
+    init_rel = "torch/__init__.py"
+    init_edit = {}
+    if init_rel in files:  # the stack changes it: hook its version
+        files[init_rel] = torch_hook.patch_init(files[init_rel].decode()).encode()
+    else:
+        init_edit[init_rel] = lambda data: torch_hook.patch_init(data.decode()).encode()
+    files[f"torch/lib/{torch_hook.LIB_NAME}"] = lib.read_bytes()
+    files[f"torch/lib/{torch_hook.STAMP_NAME}"] = (json.dumps(stamp, indent=1, sort_keys=True) + "\n").encode()
+
+    out_dir = (args.output or Path("dist")).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / name.filename
+    with ui.step(f"write {out.name} from {stock.name}"):
+        try:
+            counts = wheel.rewrite(stock, out, name, wheel.Change(files, init_edit), GENERATOR)
+        except ValueError as err:
+            raise ui.OperationFailed(f"cannot make the wheel from {stock}: {err}") from None
+    size = out.stat().st_size
+    ui.out(
+        f"wheel: {out} ({size / 1e6:.0f} MB; {counts['copied']} stock files copied, {counts['changed']} changed, "
+        f"{counts['added']} added) in {ui.fmt_seconds(time.monotonic() - t0)}\n"
+        f"install: pip install {out}"
+    )
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="build_wheel.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("-o", "--output", type=Path, help="directory for the wheel (default: ./dist)")
+    p.add_argument("--python", help="CPython to build for (default: this interpreter's version)")
+    p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="the patch stack (default: patches/)")
+    p.add_argument("--torch-src", type=Path, help="the patched tree (default: the pinned source, stack applied)")
+    p.add_argument("--jobs", type=int, help="parallel compile jobs (default: min(2, cores))")
+    p.add_argument("--venv", type=Path, metavar="DIR",
+                   help="also install the wheel into DIR (created with the pinned test environment if missing; "
+                        "only torch is reinstalled if it exists)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only the result line")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ui.set_quiet(args.quiet)
+    out = build_wheel(args)
+    if args.venv:
+        t0 = time.monotonic()
+        install_wheel(args.venv.resolve(), out, paths.cache_dir(), Shell(verbose=not args.quiet), base_python=args.python)
+        ui.out(f"installed into {args.venv} in {ui.fmt_seconds(time.monotonic() - t0)}")
+    return ui.EXIT_OK
+
+
+def entry() -> int:
+    return ui.run_main(main)
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

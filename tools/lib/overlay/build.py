@@ -1,0 +1,241 @@
+"""The overlay build pipeline: one place that the overlay CLI and the wheel builder call.
+
+``prepare`` checks the tree and the stack, makes the venv whose stock torch the
+library is built against, runs the autograd codegen, writes the generated
+sources (shims, stamp) and picks the translation units (with the header ABI
+check); ``build`` compiles them, links one library, checks its static
+initializers and writes the stamp.  ``relink`` links the same objects into
+another library (the wheel's, whose runpath is ``$ORIGIN``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shlex
+import sysconfig
+from pathlib import Path
+
+from tools.lib import paths, ui
+from tools.lib.overlay import checks, codegen, compile as cc, generated, tus as tuset
+from tools.lib.overlay.venv import TorchInfo, ensure_venv, real_python
+from tools.lib.pinned_source import ensure_pinned_source
+from tools.lib.shell import Shell
+from tools.lib.stack import Stack, write_contents
+from tools.lib.tree import open_tree
+
+STAMP_JSON = "stamp.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    overlay_dir: Path  # builds, the library, the stamp and the install state live here
+    venv: Path  # the venv with the stock torch the library is built against
+    stack_dir: Path = paths.DEFAULT_STACK_DIR
+    torch_src: Path | None = None  # the patched tree (default: the pinned source, stack applied)
+    opt: str = "-O1"
+    jobs: int | None = None
+    use_ccache: bool = True
+    quiet: bool = False
+    base_python: str | None = None  # interpreter a new venv is made from (default: this one's base)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    sh: Shell
+    root: Path
+    stack: Stack
+    tree: object
+    venv: Path
+    info: TorchInfo
+    tc: cc.Toolchain
+    build: Path
+    layout: cc.Layout
+    selected: list
+    stamp: dict
+    report: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    prepared: Prepared
+    lib: Path
+    objects: list[Path]
+    result: dict  # compiled / reused TUs
+
+
+def default_overlay_dir() -> Path:
+    return paths.cache_dir() / "overlay"
+
+
+def stack_hash(stack: Stack) -> str:
+    h = hashlib.sha256()
+    for f in [stack.dir / "series", *stack.files]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+
+def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
+    if torch_src:
+        return torch_src.resolve()
+    return ensure_pinned_source(paths.cache_dir(), sh)
+
+
+
+def _python_link_info(info: TorchInfo) -> tuple[str, str]:
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    ldlib = f"python{info.python_version}"
+    return libdir, ldlib
+
+
+
+def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list[tuset.TU], pin_dir: Path, report: dict) -> list[tuset.TU]:
+    """Compare pinned vs patched class layouts of every changed header; refuse or pull in users."""
+    changed_headers = [p for p in stack.touched if p.endswith(".h") and checks.header_include_name(p)]
+    if not changed_headers:
+        report["abi"] = "no header changed"
+        return selected
+    lib_sources = tuset.library_sources(tree)
+    overlay_sources = {t.path for t in selected}
+    problems = []
+    abi_report = []
+    inc_patched = layout.include_flags()
+    inc_pinned = [f"-I{pin_dir}", f"-I{pin_dir / 'aten/src'}"] + inc_patched
+    defines = list(cc.COMMON_FLAGS)
+    cache_dir, memo = layout.build / "abi-probes", {}
+    for header in changed_headers:
+        name = checks.header_include_name(header)
+        assert name
+        changes = checks.compare_layouts(
+            header,
+            checks.class_layouts(name, inc_pinned, defines, cache_dir, memo),
+            checks.class_layouts(name, inc_patched, defines, cache_dir, memo),
+        )
+        fds = [fd for pf in stack.patches for fd in pf.files if fd.path == header]
+        texts = {header: "\n".join(p.read_text() for p in stack.files)}
+        entities = [(c.entity, c.detail) for c in changes] + [
+            (e, "inline code rewritten") for e in checks.changed_inline_entities(fds, texts)
+        ]
+        if not entities:
+            abi_report.append(f"{header}: additive (no class layout, vtable or inline body changed)")
+            continue
+        includers = checks.includers_of(tree, name, lib_sources)
+        for entity, detail in entities:
+            users = checks.users_outside(tree, entity, includers, overlay_sources)
+            abi_report.append(f"{header}: {entity}: {detail}; users outside the overlay: {len(users)}")
+            if users:
+                problems.append(f"{header} changes {entity} ({detail}), used by {users[0]} which is not in the overlay"
+                                + (f" (and {len(users) - 1} more)" if len(users) > 1 else ""))
+    report["abi"] = abi_report
+    if problems:
+        raise ui.UserError(problems[0] + "; make the header change additive or confined to overlay sources")
+    return selected
+
+
+
+def prepare(opts: Options) -> Prepared:
+    """Everything before compiling: tree/stack checks, venv, codegen, TU set, ABI check."""
+    sh = Shell(verbose=not opts.quiet)
+    cache = paths.cache_dir()
+    root = opts.overlay_dir
+    stack = Stack.load(opts.stack_dir.resolve())
+    tree_path = resolve_tree(opts.torch_src, sh)
+    tree = open_tree(tree_path, sh)
+    state = tree.state(stack)
+    tree.verify_base(stack, state)
+    if state.applied != len(stack):
+        raise ui.UserError(
+            f"{tree.path} has {state.applied}/{len(stack)} patches applied; apply the stack first: "
+            f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if opts.torch_src else ''}"
+        )
+    venv = opts.venv
+    info = ensure_venv(venv, cache, sh, base_python=opts.base_python)
+    check_python_headers(info.python_include, real_python(venv))
+    tc = cc.Toolchain.detect(opt=opts.opt, use_ccache=opts.use_ccache)
+    build = root / "build"
+    layout = cc.Layout(tree=tree.path, build=build, torch_dir=info.torch_dir, python_include=info.python_include)
+    report: dict = {"tree": str(tree.path), "stack": stack_hash(stack), "patches": len(stack)}
+
+    gen = codegen.run_codegen(tree.path, layout.gen, sh)
+    same = codegen.functions_h_matches_wheel(gen, info.torch_dir)
+    report["functions_h_identical_to_wheel"] = same
+    if not same:
+        raise ui.UserError(
+            "the patched codegen's Functions.h differs from the wheel's: generated node classes would change layout "
+            "for every source that includes it; keep Functions.h unchanged (put new code in Functions.cpp)"
+        )
+    _write_if_changed(layout.gen / generated.SHIMS_FILE, generated.render_shims(tree.path))
+    lib_dir = info.torch_dir / "lib"
+    expected = {name: generated.build_id(lib_dir / name) for name in ("libtorch_cpu.so", "libtorch_python.so")}
+    stamp = {"tree": str(tree.path), "stack": report["stack"], "torch": info.version, "build_ids": expected}
+    _write_if_changed(layout.gen / generated.STAMP_FILE, generated.render_stamp(stamp, expected))
+
+    selected = tuset.select_tus(tree.path, stack.touched)
+    selected += [
+        tuset.TU(generated.SHIMS_FILE, tuset.CPU, "helpers libtorch does not export (stateless copies, bridges to its state)", generated=True),
+        tuset.TU(generated.STAMP_FILE, tuset.CPU, "build stamp + refuses a different torch", generated=True),
+    ]
+    pin_dir = _pin_headers(tree, state.base, stack, build)
+    selected = check_header_abi(tree.path, stack, layout, selected, pin_dir, report)
+    report["tus"] = [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in selected]
+
+    return Prepared(sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report)
+
+
+
+def check_python_headers(include: Path, python: Path) -> None:
+    if not (include / "Python.h").is_file():
+        raise ui.UserError(f"Python headers are missing ({include}/Python.h); install the dev package of {python} (e.g. python3-dev)")
+
+
+
+def _pin_headers(tree, base: str | None, stack: Stack, build: Path) -> Path:
+    """Pinned copies of the headers the stack changes (for the ABI comparison)."""
+    pin_dir = build / "pin-headers"
+    headers = [p for p in stack.touched if p.endswith(".h")]
+    if not headers:
+        return pin_dir
+    if getattr(tree, "read_at", None) is None or base is None:
+        raise ui.UserError("the ABI check needs the tree as a git checkout (pinned contents of changed headers)")
+    write_contents(pin_dir, tree.read_at(base, headers))
+    return pin_dir
+
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+
+
+def build(opts: Options) -> Built:
+    """Compile, link and check the library (``<overlay_dir>/lib/libfca_overlay.so``); write the stamp."""
+    p = prepare(opts)
+    jobs = opts.jobs or min(2, os.cpu_count() or 1)
+    result = cc.compile_all(p.tc, p.layout, p.selected, jobs)
+    p.report.update(result)
+    objects = [p.layout.object_path(t) for t in p.selected]
+    lib = p.root / "lib" / cc.LIB_NAME
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    link_key = hashlib.sha256("".join(f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects).encode()).hexdigest()
+    link_key_file = p.build / "link-key"
+    if lib.is_file() and link_key_file.is_file() and link_key_file.read_text() == link_key:
+        ui.info(f"link: objects unchanged, keeping {lib}")
+    else:
+        with ui.step("link (check every undefined symbol, then the library)"):
+            libdir, ldlib = _python_link_info(p.info)
+            cc.link(p.layout, objects, lib, libdir, ldlib)
+        with ui.step("static initializer check"):
+            checks.check_static_inits(objects, allow=[p.layout.object_path(p.selected[-1]).name])
+        link_key_file.write_text(link_key)
+    (p.root / STAMP_JSON).write_text(json.dumps({**p.stamp, "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
+    return Built(p, lib, objects, result)
+
+
+def relink(built: Built, out: Path, rpath: str) -> Path:
+    """The same checked objects linked into ``out`` with runpath ``rpath`` (e.g. ``$ORIGIN``)."""
+    cc.link_library(built.prepared.layout, built.objects, out, rpath)
+    return out
