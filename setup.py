@@ -14,9 +14,10 @@ setup(
     description="Patch stack + tooling that backports functional autograd into compiled autograd of PyTorch 2.6.0",
     python_requires=">=3.11",
     packages=find_packages(include=["tools", "tools.*"]),
-    extras_require={"bench": ["matplotlib"]},
+    extras_require={"bench": []},  # kept for old command lines: matplotlib is a plain requirement now
     install_requires=[
         "filelock",
+        "matplotlib",  # the benchmark plots, which the tests draw
         "pytest>=8.3,<8.4",
         "expecttest",
         "sympy",

@@ -4,6 +4,8 @@
 ``stack``: apply (cold, no-op, one patch changed), status, export and revert
 of the real stack on clones of the pin, repeated; prints a markdown table.
 ``overlay``: overlay build times (cold without ccache, no-op, one .cpp changed).
+``wheel``: the patched wheel's build time (cold, objects built), size, and
+``import torch`` time against stock, paired.
 ``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved; and the
 instruction counts (callgrind) of what happens once per process and of the
 steady-state backward.
@@ -133,6 +135,70 @@ def bench_overlay(reps: int) -> str:
     lines = [f"| overlay build ({reps} reps, wall) | median | min | max |", "|---|---|---|---|"]
     for label, values in timings.items():
         lines.append(f"| {label} | {statistics.median(values):.1f} s | {min(values):.1f} s | {max(values):.1f} s |")
+    return "\n".join(lines)
+
+
+def bench_wheel(reps: int, pairs: int) -> str:
+    """The patched wheel: build time cold (new overlay dir and build venv from the wheelhouse, no ccache) and
+    with the overlay objects built; its size against the stock wheel's; ``import torch`` patched vs stock,
+    paired (alternating fresh interpreters, the order flipped every pair)."""
+    from tools.lib import stock_wheel
+    from tools.lib.overlay.venv import ensure_venv, install_wheel, venv_python
+
+    cache = paths.cache_dir()
+    sh = Shell(verbose=False)
+    timings: dict[str, list[float]] = {}
+
+    def build(label: str, out: Path, *extra: str) -> Path:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, str(TOOLS / "build_wheel.py"), "-q", "-o", str(out), *extra],
+                       check=True, capture_output=True)
+        timings.setdefault(label, []).append(time.perf_counter() - start)
+        return next(out.glob("torch-2.6.0+fca.*.whl"))
+
+    with tempfile.TemporaryDirectory(prefix="fca-bench-wheel-") as tmp:
+        work = Path(tmp)
+        for i in range(reps):
+            ui.info(f"[{i + 1}/{reps}] wheel benchmark: cold build")
+            ov = work / f"ov{i}"
+            build("cold (new build venv from the wheelhouse, compile without ccache, link, wheel)", work / f"a{i}",
+                  "--overlay-dir", str(ov), "--no-ccache")
+            whl = build("overlay objects built (relink, wheel)", work / f"b{i}", "--overlay-dir", str(ov), "--no-ccache")
+            shutil.rmtree(ov)
+        version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        stock = stock_wheel.find(cache / "wheels", version)
+        sizes = (whl.stat().st_size, stock.stat().st_size if stock else 0)
+        stock_venv = cache / "venvs" / "stock"
+        ensure_venv(stock_venv, cache, sh)
+        wheel_venv = cache / "venvs" / "wheel"
+        install_wheel(wheel_venv, whl, cache, sh)
+        pythons = {"stock": str(venv_python(stock_venv)), "wheel": str(venv_python(wheel_venv))}
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PYTHONPATH")}
+        imports: dict[str, list[float]] = {"stock": [], "wheel": []}
+        for kind in pythons:  # warm the page cache
+            subprocess.run([pythons[kind], "-c", "import torch"], check=True, env=env, capture_output=True)
+        for i in range(pairs):
+            for kind in (("stock", "wheel") if i % 2 == 0 else ("wheel", "stock")):
+                time.sleep(SETTLE_S)
+                start = time.perf_counter()
+                subprocess.run([pythons[kind], "-c", "import torch"], check=True, env=env, capture_output=True)
+                imports[kind].append(time.perf_counter() - start)
+    lines = [f"| wheel build ({reps} reps, wall) | median | min | max |", "|---|---|---|---|"]
+    for label, values in timings.items():
+        lines.append(f"| {label} | {statistics.median(values):.1f} s | {min(values):.1f} s | {max(values):.1f} s |")
+    st, wh = statistics.median(imports["stock"]), statistics.median(imports["wheel"])
+    lines += [
+        "",
+        "| wheel | bytes | vs stock |",
+        "|---|---:|---:|",
+        f"| {whl.name} | {sizes[0]:,} | {sizes[0] / sizes[1]:.4f} |" if sizes[1] else f"| {whl.name} | {sizes[0]:,} | |",
+        "",
+        f"| `python -c 'import torch'` ({pairs} pairs, alternating) | median | min | max |",
+        "|---|---:|---:|---:|",
+        f"| stock torch==2.6.0 | {st:.3f} s | {min(imports['stock']):.3f} s | {max(imports['stock']):.3f} s |",
+        f"| patched wheel | {wh:.3f} s | {min(imports['wheel']):.3f} s | {max(imports['wheel']):.3f} s |",
+        f"| patched / stock | {wh / st:.3f} | | |",
+    ]
     return "\n".join(lines)
 
 
@@ -542,7 +608,7 @@ def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_
         "## Targets", "", render_targets(samples, workloads, modes), "",
         "## Compiled-autograd workloads", "", ca_table.rstrip(), "",
         "![capture and backward times](ca.png)" if (out_dir / "ca.png").exists()
-        else "(no plot: matplotlib is not installed; `pip install -e .[bench]`)", "",
+        else "(no plot: matplotlib is not installed; `pip install -e .`)", "",
         "## Patch stack tools (real stack on clones of the pin)", "", stack_table, "",
         "## Overlay build", "", overlay_table, "",
     ])
@@ -557,7 +623,7 @@ def _plot(rows, path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        ui.info("matplotlib not installed (`pip install -e .[bench]`); skipping the plot")
+        ui.info("matplotlib not installed (`pip install -e .`); skipping the plot")
         return
     if not rows:
         return
@@ -581,6 +647,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--reps", type=int, default=5)
     o = sub.add_parser("overlay", help="overlay build timings: cold, no-op, one .cpp changed")
     o.add_argument("--reps", type=int, default=1)
+    w = sub.add_parser("wheel", help="patched wheel: build time cold and warm, size, import time vs stock (paired)")
+    w.add_argument("--reps", type=int, default=1, help="cold/warm build repetitions (default: %(default)s)")
+    w.add_argument("--pairs", type=int, default=20, help="import-time pairs (default: %(default)s)")
     c = sub.add_parser("ca", help="compiled-autograd workloads: stock venv vs overlay venv, interleaved")
     c.add_argument("--reps", type=int, default=3)
     c.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -600,6 +669,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(bench_stack(args.reps))
     elif args.what == "overlay":
         ui.out(bench_overlay(args.reps))
+    elif args.what == "wheel":
+        ui.out(bench_wheel(args.reps, args.pairs))
     elif args.what == "ca":
         from tools.lib.bench_workloads import WORKLOADS
 

@@ -7,9 +7,10 @@ overlay builds from the patched tree: the overlay library in torch/lib/
 (runpath $ORIGIN), its stamp, the patched .py files and headers, and a loader
 in torch/__init__.py that loads the library before libtorch.  `pip install`
 of it is the whole install: no LD_PRELOAD, no wrapper, no environment
-variable, in every Python process that imports torch.
+variable, in every Python process that imports torch.  Without --torch-src the
+tree is the pinned source in the cache, fetched and patched (apply_patches.py)
+first when needed.
 
-  python tools/apply_patches.py          # the patched tree (pinned source + stack)
   python tools/build_wheel.py            # -> dist/torch-2.6.0+fca.<id>-cp311-cp311-linux_x86_64.whl
   pip install dist/torch-2.6.0+fca.*.whl # into any venv of that Python
 
@@ -58,15 +59,15 @@ def python_version(python: str) -> str:
 def options_for(args: argparse.Namespace, version: str) -> ob.Options:
     """The shared overlay for this interpreter's Python; a build of its own for another Python."""
     own = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    if version == own and not args.python:
+    if args.overlay_dir:
+        root = args.overlay_dir.resolve()
+    elif version == own and not args.python:
         root = ob.default_overlay_dir()
-        base = None
     else:
         root = paths.cache_dir() / f"overlay-cp{version.replace('.', '')}"
-        base = args.python
     return ob.Options(
         overlay_dir=root, venv=root / "venv", stack_dir=args.stack, torch_src=args.torch_src,
-        jobs=args.jobs, quiet=args.quiet, base_python=base,
+        jobs=args.jobs, use_ccache=not args.no_ccache, quiet=args.quiet, base_python=args.python,
     )
 
 
@@ -89,6 +90,12 @@ def build_wheel(args: argparse.Namespace) -> Path:
     t0 = time.monotonic()
     version = python_version(args.python or sys.executable)
     opts = options_for(args, version)
+    if args.torch_src is None:  # the built-in default: the pinned source in the cache, with the stack applied
+        apply = [sys.executable, str(paths.REPO_ROOT / "tools" / "apply_patches.py"), "--stack", str(args.stack)]
+        code = subprocess.call(apply + (["-q"] if args.quiet else []))
+        if code != 0:
+            raise ui.UserError(f"applying the stack to the pinned source failed (exit {code}): {' '.join(apply)}",
+                               exit_code=code)
     built = ob.build(opts)
     p = built.prepared
     stack_id = p.report["stack"]
@@ -129,6 +136,7 @@ def build_wheel(args: argparse.Namespace) -> Path:
     ui.out(
         f"wheel: {out} ({size / 1e6:.0f} MB; {counts['copied']} stock files copied, {counts['changed']} changed, "
         f"{counts['added']} added) in {ui.fmt_seconds(time.monotonic() - t0)}\n"
+        f"sha256: {wheel.file_sha256(out)}\n"
         f"install: pip install {out}"
     )
     return out
@@ -142,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="the patch stack (default: patches/)")
     p.add_argument("--torch-src", type=Path, help="the patched tree (default: the pinned source, stack applied)")
     p.add_argument("--jobs", type=int, help="parallel compile jobs (default: min(2, cores))")
+    p.add_argument("--overlay-dir", type=Path, metavar="DIR",
+                   help="where the overlay objects and the build venv live (default: <cache>/overlay for this "
+                        "interpreter's Python, <cache>/overlay-cpXY for another)")
+    p.add_argument("--no-ccache", action="store_true", help="do not use ccache even if installed")
     p.add_argument("--venv", type=Path, metavar="DIR",
                    help="also install the wheel into DIR (created with the pinned test environment if missing; "
                         "only torch is reinstalled if it exists)")

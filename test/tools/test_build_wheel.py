@@ -299,3 +299,34 @@ def test_force_reinstalling_stock_torch_brings_stock_back(wheel_venv):
     assert pip(wheel_venv, "uninstall", "-y", "-q", "torch").returncode == 0
     assert "No module named 'torch'" in run_py(wheel_venv, "-c", "import torch").stderr
     shutil.rmtree(wheel_venv)
+
+
+def python313() -> str | None:
+    """A CPython 3.13 with its headers: $FCA_TEST_PYTHON313, python3.13 on PATH, or pyenv's."""
+    import glob
+
+    candidates = [os.environ.get("FCA_TEST_PYTHON313"), shutil.which("python3.13"),
+                  *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.13*/bin/python3.13")))]
+    for cand in filter(None, candidates):
+        proc = subprocess.run([cand, "-c", "import os, sysconfig; print(os.path.exists("
+                                           "os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0 and proc.stdout.strip() == "True":
+            return cand
+    return None
+
+
+def test_a_wheel_for_python_3_13_runs_the_stack_in_a_313_venv(overlay, tmp_path):
+    py = python313()
+    if py is None:
+        pytest.skip("no CPython 3.13 with headers here (set FCA_TEST_PYTHON313)")
+    res = run_tool("build_wheel", "--python", py, "-o", tmp_path / "dist")
+    assert res.returncode == 0, res.stderr[-3000:]
+    (whl,) = (tmp_path / "dist").glob("torch-2.6.0+fca.*-cp313-cp313-linux_x86_64.whl")
+    venv = tmp_path / "venv313"
+    subprocess.run([py, "-m", "venv", str(venv)], check=True)
+    proc = pip(venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), str(whl))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = probe(venv)
+    assert got["mul_apply_with_saved"] == str(venv / "lib/python3.13/site-packages/torch/lib/libfca_overlay.so")
+    assert got["aten_calls"] == 0 and got["ops_calls"] > 0 and got["grads_equal"]

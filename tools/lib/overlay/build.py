@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import shlex
-import sysconfig
+import subprocess
 from pathlib import Path
 
 from tools.lib import paths, ui
@@ -85,10 +85,12 @@ def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
 
 
 
-def _python_link_info(info: TorchInfo) -> tuple[str, str]:
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    ldlib = f"python{info.python_version}"
-    return libdir, ldlib
+def _python_link_info(info: TorchInfo, venv: Path) -> tuple[str, str]:
+    """Where the venv's Python keeps libpython, for the check link (the venv's interpreter, not this one)."""
+    proc = subprocess.run([str(real_python(venv)), "-c", "import sysconfig; print(sysconfig.get_config_var('LIBDIR') or '')"],
+                          capture_output=True, text=True)
+    libdir = proc.stdout.strip() if proc.returncode == 0 else ""
+    return libdir, f"python{info.python_version}"
 
 
 
@@ -226,7 +228,7 @@ def build(opts: Options) -> Built:
         ui.info(f"link: objects unchanged, keeping {lib}")
     else:
         with ui.step("link (check every undefined symbol, then the library)"):
-            libdir, ldlib = _python_link_info(p.info)
+            libdir, ldlib = _python_link_info(p.info, p.venv)
             cc.link(p.layout, objects, lib, libdir, ldlib)
         with ui.step("static initializer check"):
             checks.check_static_inits(objects, allow=[p.layout.object_path(p.selected[-1]).name])
