@@ -59,15 +59,17 @@ def python_version(python: str) -> str:
 def options_for(args: argparse.Namespace, version: str) -> ob.Options:
     """The shared overlay for this interpreter's Python; a build of its own for another Python."""
     own = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    shared = version == own and not args.python
     if args.overlay_dir:
         root = args.overlay_dir.resolve()
-    elif version == own and not args.python:
+    elif shared:
         root = ob.default_overlay_dir()
     else:
         root = paths.cache_dir() / f"overlay-cp{version.replace('.', '')}"
     return ob.Options(
         overlay_dir=root, venv=root / "venv", stack_dir=args.stack, torch_src=args.torch_src,
         jobs=args.jobs, use_ccache=not args.no_ccache, quiet=args.quiet, base_python=args.python,
+        build_only=not shared,  # another Python's venv only builds: torch and its dependencies
     )
 
 

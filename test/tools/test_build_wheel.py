@@ -158,6 +158,15 @@ def test_plain_venv_with_the_wheel_runs_the_stack_without_preload(wheel_venv):
     assert run_py(wheel_venv, "-c", "import iniconfig").returncode == 0  # the user's package is still there
 
 
+def test_torch_use_rtld_global_loads_the_stack_too(wheel_venv):
+    # torch/__init__.py's other branch: libtorch loaded with RTLD_GLOBAL
+    proc = run_py(wheel_venv, "-c", PROBE, MUL_APPLY_WITH_SAVED, env=clean_env(TORCH_USE_RTLD_GLOBAL="1"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["mul_apply_with_saved"].endswith("/torch/lib/libfca_overlay.so")
+    assert got["aten_calls"] == 0 and got["ops_calls"] > 0 and got["grads_equal"]
+
+
 CHILD = "print('libfca_overlay.so' in open('/proc/self/maps').read())"
 
 

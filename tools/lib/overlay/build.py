@@ -40,6 +40,7 @@ class Options:
     use_ccache: bool = True
     quiet: bool = False
     base_python: str | None = None  # interpreter a new venv is made from (default: this one's base)
+    build_only: bool = False  # the venv only builds (no test packages): another Python's build venv
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +155,7 @@ def prepare(opts: Options) -> Prepared:
             f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if opts.torch_src else ''}"
         )
     venv = opts.venv
-    info = ensure_venv(venv, cache, sh, base_python=opts.base_python)
+    info = ensure_venv(venv, cache, sh, base_python=opts.base_python, build_only=opts.build_only)
     check_python_headers(info.python_include, real_python(venv))
     tc = cc.Toolchain.detect(opt=opts.opt, use_ccache=opts.use_ccache)
     build = root / "build"

@@ -60,10 +60,19 @@ def real_python(venv: Path) -> Path:
     raise ui.UserError(f"{venv}/pyvenv.cfg points at {home}, which has no python; delete {venv} and retry")
 
 
-def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = None) -> TorchInfo:
-    """Create (or reuse) ``venv`` with the pinned torch 2.6.0 environment; verify it."""
+def build_requirements(lock_text: str) -> str:
+    """What a build venv (one that only compiles against torch, for another Python) installs: the lock's
+    torch pin alone, with pip resolving its dependencies for that Python (torch 2.6.0 pins its CUDA
+    packages and sympy itself; the lock's other pins need Python 3.11+)."""
+    torch = [l for l in lock_text.splitlines() if l.split("==")[0].strip().lower() == "torch"]
+    return "\n".join(torch) + "\n"
+
+
+def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = None, build_only: bool = False) -> TorchInfo:
+    """Create (or reuse) ``venv`` with the pinned torch 2.6.0 environment (``build_only``: torch and its
+    dependencies only); verify it."""
     stamp = venv / STAMP
-    want = lock_hash()
+    want = lock_hash() + ("-build" if build_only else "")
     if stamp.is_file() and json.loads(stamp.read_text()).get("lock") == want:
         return check_torch(venv, sh, cache_in=stamp)
     base = base_python or _base_interpreter()
@@ -72,14 +81,18 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
     with ui.step(f"creating venv {venv} ({base})"):
         if not (venv / "pyvenv.cfg").is_file():
             sh.run(base, "-m", "venv", str(venv))
+    reqs = LOCK
+    if build_only:
+        reqs = venv / "fca-build-requirements.txt"
+        reqs.write_text(build_requirements(LOCK.read_text()))
     house = wheelhouse(cache)
     house.mkdir(parents=True, exist_ok=True)
     pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     with ui.step(f"pip download -> {house} (first time: ~3.5 GB, torch 2.6.0 + CUDA libs)"):
-        sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(LOCK), env=pip_env, capture=False)
+        sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(reqs), env=pip_env, capture=False)
     with ui.step(f"pip install --no-index into {venv}"):
         sh.run(
-            str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(LOCK),
+            str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(reqs),
             env=pip_env, capture=False,
         )
     stamp.write_text(json.dumps({"lock": want}) + "\n")
