@@ -247,8 +247,9 @@ def test_cpp_extension_built_against_the_installed_headers_records_its_op(wheel_
     assert proc.stdout.strip().splitlines()[-1] == "['CppNode_Square']"
 
 
-def test_example_training_script_passes_on_the_wheel(wheel_venv):
-    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "train_mlp_compiled_autograd.py"))
+@pytest.mark.parametrize("script", ["train_mlp_compiled_autograd.py", "two_tensor_ca.py"])
+def test_example_passes_on_the_wheel(wheel_venv, script):
+    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / script))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("verdict: OK")
 
