@@ -9,15 +9,14 @@ of the real stack on clones of the pin, repeated; prints a markdown table.
 ``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved; and the
 instruction counts (callgrind) of what happens once per process and of the
 steady-state backward.
-``report``: all three in one markdown report (results/report.md), with the
-targets of issue #10 judged from the same run.
+``report``: all of them in one markdown report (results/report.md), with the
+targets judged from the same run (docs/benchmarks.md).
 
 Exit codes: 0 ok, 2 usage, 3 bad input.
 """
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import json
 import os
@@ -641,7 +640,7 @@ def _plot(rows, path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
+    p = ui.arg_parser("bench.py", __doc__)
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("stack", help="apply/export timings of the real stack (patches/) on clones of the pin")
     s.add_argument("--reps", type=int, default=5)

@@ -534,6 +534,10 @@ def dry_run(tree: Path, args: argparse.Namespace, python: str) -> int:
     for finding in findings:
         ui.info(f"warning: {finding}")
     ui.info("dry run: nothing was run (compiler, cmake and Python are checked by a real run)")
+    blockers = [f for f in findings if f.startswith("a real run would stop")]
+    if blockers:
+        ui.info(f"dry run: {len(blockers)} blocker(s) above; exit {ui.EXIT_BAD_INPUT}")
+        return ui.EXIT_BAD_INPUT
     return ui.EXIT_OK
 
 

@@ -98,17 +98,18 @@ def build_wheel(args: argparse.Namespace) -> Path:
         if code != 0:
             raise ui.UserError(f"applying the stack to the pinned source failed (exit {code}): {' '.join(apply)}",
                                exit_code=code)
-    built = ob.build(opts)
+    with ob.locked(opts.overlay_dir, "wheel build"):
+        built = ob.build(opts)
+        lib = opts.overlay_dir / "wheel" / torch_hook.LIB_NAME
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        with ui.step("link the wheel's library (runpath $ORIGIN)"):
+            ob.relink(built, lib, "$ORIGIN")
+        lib_bytes = lib.read_bytes()
     p = built.prepared
     stack_id = p.report["stack"]
     tag = f"cp{version.replace('.', '')}"
     stock = stock_wheel.ensure(paths.cache_dir(), version, str(p.venv / "bin" / "python"), p.sh)
     name = wheel.WheelName("torch", f"2.6.0+fca.{stack_id}", tag, tag, "linux_x86_64")
-
-    lib = opts.overlay_dir / "wheel" / torch_hook.LIB_NAME
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    with ui.step("link the wheel's library (runpath $ORIGIN)"):
-        ob.relink(built, lib, "$ORIGIN")
     stamp = {
         "version": name.version,
         "stack": stack_id,
@@ -123,7 +124,7 @@ def build_wheel(args: argparse.Namespace) -> Path:
         files[init_rel] = torch_hook.patch_init(files[init_rel].decode()).encode()
     else:
         init_edit[init_rel] = lambda data: torch_hook.patch_init(data.decode()).encode()
-    files[f"torch/lib/{torch_hook.LIB_NAME}"] = lib.read_bytes()
+    files[f"torch/lib/{torch_hook.LIB_NAME}"] = lib_bytes
     files[f"torch/lib/{torch_hook.STAMP_NAME}"] = (json.dumps(stamp, indent=1, sort_keys=True) + "\n").encode()
 
     out_dir = (args.output or Path("dist")).resolve()

@@ -42,7 +42,7 @@ SUBJECT_PREFIXES = ("[compiled autograd]", "[functional autograd]")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="export_patches.py", description=__doc__.split("\n\n")[0])
+    p = ui.arg_parser("export_patches.py", __doc__)
     p.add_argument("--torch-src", type=Path, help="git checkout with the stack as commits above the pin (default: the pinned source in the cache)")
     p.add_argument("--base", help=f"the pin commit (default: tag {PIN.git_tag})")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir to write (default: %(default)s)")
@@ -113,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tools.lib.pinned_source import ensure_pinned_source
 
         src = ensure_pinned_source(args.cache_dir.resolve() if args.cache_dir else paths.cache_dir(), sh)
+    if not Path(src).exists():
+        raise ui.UserError(f"--torch-src {src} does not exist; pass a git checkout with the stack as commits above the pin")
     if not (Path(src) / ".git").exists():
         raise ui.UserError(f"{src} is not a git checkout; export needs the stack as commits (apply it with tools/apply_patches.py)")
     tree = GitTree(Path(src).resolve(), sh)

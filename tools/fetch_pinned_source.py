@@ -33,7 +33,7 @@ from tools.lib.tree import open_tree
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fetch_pinned_source.py", description=__doc__.split("\n\n")[0])
+    p = ui.arg_parser("fetch_pinned_source.py", __doc__)
     p.add_argument("--cache-dir", type=Path, help="where to put it (default: $FCA_CACHE_DIR or ~/.cache/fca)")
     p.add_argument("--tarball", type=Path, help=f"use this {PIN.tarball} instead of downloading it")
     p.add_argument("--debian-mirror", help="Debian archive URI (default: the one configured in /etc/apt)")

@@ -36,7 +36,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.overlay import build as ob, compile as cc, install
-from tools.lib.overlay.build import STAMP_JSON, check_python_headers, stack_hash  # noqa: F401 (used by callers)
+from tools.lib.overlay.build import STAMP_JSON, stack_hash  # noqa: F401 (STAMP_JSON: used by callers)
 from tools.lib.overlay.venv import check_torch
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
@@ -72,6 +72,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    with ob.locked(overlay_root(args), "overlay build"):
+        return _build(args)
+
+
+def _build(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     built = ob.build(options(args))
     p, lib, result = built.prepared, built.lib, built.result
@@ -144,6 +149,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    try:
+        with ob.locked(overlay_root(args), "overlay status", wait=False):
+            return _status(args)
+    except ob.Busy as busy:
+        ui.out(f"overlay: {busy}; ask again when it is done")
+        return ui.EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
     root = overlay_root(args)
     stamp_path = root / STAMP_JSON
     if not stamp_path.is_file():
@@ -162,6 +176,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    with ob.locked(overlay_root(args), "overlay clean"):
+        return _clean(args)
+
+
+def _clean(args: argparse.Namespace) -> int:
     root = overlay_root(args)
     venv = venv_dir(args)
     n = install.uninstall(venv, root / "state") if venv.exists() else 0
@@ -179,14 +198,27 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return ui.EXIT_OK
 
 
+COMMANDS = ("build", "plan", "run", "env", "status", "clean")
+
+
+def _global_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:
+    """--overlay-dir/--venv/--stack/-q, accepted before or after the subcommand (after it, they
+    only set what was given: argparse.SUPPRESS keeps a subcommand from resetting the defaults)."""
+    def d(value):
+        return argparse.SUPPRESS if in_subcommand else value
+
+    p.add_argument("--overlay-dir", type=Path, default=d(None),
+                   help="where the overlay's build, library and install state live (default: $FCA_CACHE_DIR/overlay)")
+    p.add_argument("--venv", type=Path, default=d(None), help="the overlay venv (default: <overlay-dir>/venv)")
+    p.add_argument("--stack", type=Path, default=d(paths.DEFAULT_STACK_DIR),
+                   help=f"the patch stack the overlay is built from (default: {paths.DEFAULT_STACK_DIR})")
+    p.add_argument("-q", "--quiet", action="store_true", default=d(False), help="no progress lines; only results")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="overlay.py", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("--overlay-dir", type=Path, help="where builds live (default: $FCA_CACHE_DIR/overlay)")
-    p.add_argument("--venv", type=Path, help="the overlay venv (default: <overlay-dir>/venv)")
-    p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR)
-    p.add_argument("-q", "--quiet", action="store_true")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = ui.arg_parser("overlay.py", __doc__)
+    _global_options(p, in_subcommand=False)
+    sub = p.add_subparsers(dest="cmd", metavar="{" + ",".join(COMMANDS) + "}")
     b = sub.add_parser("build", help="build and install the overlay for the current stack")
     pl = sub.add_parser("plan", help="print the TU set (with reasons) and the header ABI check; compile nothing")
     for q in (b, pl):
@@ -196,16 +228,23 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--no-ccache", action="store_true", help="do not use ccache even if installed")
     b.add_argument("--no-install", action="store_true", help="build and check the library, leave the venv alone")
     r = sub.add_parser("run", help="run a command in the overlay venv")
-    r.add_argument("command", nargs=argparse.REMAINDER)
-    sub.add_parser("env", help="print the environment for a shell")
-    sub.add_parser("status", help="what is built and installed")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="the command, after `--`")
+    e = sub.add_parser("env", help="print the environment for a shell")
+    st = sub.add_parser("status", help="what is built and installed")
     c = sub.add_parser("clean", help="restore the stock venv")
     c.add_argument("--all", action="store_true", help="also delete the build dir (objects, generated sources)")
+    for q in (b, pl, r, e, st, c):
+        _global_options(q, in_subcommand=True)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args, extra = p.parse_known_args(argv)
+    if extra:
+        p.error("unrecognized arguments: " + " ".join(extra))
+    if args.cmd is None:
+        p.error("a command is required: " + ", ".join(COMMANDS))
     ui.set_quiet(args.quiet)
     return {"build": cmd_build, "plan": cmd_plan, "run": cmd_run, "env": cmd_env, "status": cmd_status, "clean": cmd_clean}[args.cmd](args)
 

@@ -15,7 +15,6 @@ not apply, 2 usage, 3 bad input.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -96,7 +95,7 @@ def render_squash(stack: Stack, pin_contents: dict[str, bytes | None], base: str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="squash.py", description=__doc__.split("\n\n")[0])
+    p = ui.arg_parser("squash.py", __doc__)
     p.add_argument("-o", "--output", type=Path, help="write the squash here (default: stdout)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if --output differs from pin + stack")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir (default: %(default)s)")

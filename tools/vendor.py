@@ -13,7 +13,6 @@ apply, 2 usage, 3 bad input.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -61,7 +60,7 @@ def existing_files(vendor_dir: Path) -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="vendor.py", description=__doc__.split("\n\n")[0])
+    p = ui.arg_parser("vendor.py", __doc__)
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the vendor dir differs from pin + stack")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR)
     p.add_argument("--vendor-dir", type=Path, default=paths.DEFAULT_VENDOR_DIR)

@@ -7,13 +7,23 @@ import pytest
 from conftest import run_tool
 
 TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source", "build_wheel"]
+ALL_TOOLS = TOOLS + ["overlay", "run_upstream_tests", "build_torch", "bench"]
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-def test_help_exits_zero_and_describes_the_tool(tool):
+@pytest.mark.parametrize("tool", ALL_TOOLS)
+def test_help_exits_zero_and_describes_the_tool_and_its_exit_codes(tool):
     res = run_tool(tool, "--help")
     assert res.returncode == 0
     assert res.stdout.startswith("usage: ")
+    assert "Exit codes: 0 " in res.stdout
+
+
+@pytest.mark.parametrize("tool, args", [("export_patches", ["--check"]), ("vendor", ["--check"]),
+                                        ("squash", ["-o", "out.patch"])])
+def test_a_missing_torch_src_is_said_not_to_exist(tool, args, tmp_path):
+    res = run_tool(tool, "--torch-src", tmp_path / "nope", *args)
+    assert res.returncode == 3
+    assert res.error_line.startswith(f"error: --torch-src {tmp_path / 'nope'} does not exist")
 
 
 @pytest.mark.parametrize("tool", TOOLS)

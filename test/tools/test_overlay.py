@@ -260,7 +260,7 @@ def test_missing_compiler_is_a_clear_error_and_leaves_the_venv_usable(overlay):
 
 
 def test_missing_python_headers_is_a_clear_error(tmp_path):
-    from tools.overlay import check_python_headers
+    from tools.lib.overlay.build import check_python_headers
 
     with pytest.raises(UserError, match="Python headers are missing"):
         check_python_headers(tmp_path, Path("/usr/bin/python3"))
@@ -427,3 +427,53 @@ def test_abi_probe_is_reused_until_a_header_it_read_changes(tmp_path, monkeypatc
     monkeypatch.setattr(checks.subprocess, "run", real_run)
     grown = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache)
     assert "size=32" in grown["A"].size
+
+
+def test_global_options_work_before_or_after_the_subcommand(overlay):
+    before = run_tool("overlay", "--venv", VENV, "-q", "status")
+    after = run_tool("overlay", "status", "--venv", VENV, "-q")
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout and f"installed in {VENV}: yes" in after.stdout
+
+
+def test_unknown_option_or_no_command_is_a_usage_error():
+    res = run_tool("overlay", "--bogus")
+    assert res.returncode == 2 and "unrecognized arguments: --bogus" in res.stderr
+    res = run_tool("overlay")
+    assert res.returncode == 2 and "a command is required: build, plan, run, env, status, clean" in res.stderr
+
+
+def test_missing_compiler_is_found_before_a_venv_is_made(pinned_source, tmp_path):
+    ov = tmp_path / "ov"
+    res = run_tool("overlay", "--overlay-dir", ov, "build", env={"CXX": "/nonexistent/g++"})
+    assert res.returncode == 3 and "C++ compiler `/nonexistent/g++` not found" in res.error_line
+    assert not (ov / "venv").exists()
+
+
+def test_status_during_a_build_says_busy(tmp_path):
+    from filelock import FileLock
+
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    with FileLock(str(ov / ".lock")):  # what a running build or clean holds
+        res = run_tool("overlay", "--overlay-dir", ov, "status")
+    assert res.returncode == 0 and "is busy: another overlay build, install or clean holds" in res.stdout
+
+
+def test_clean_waits_for_a_running_build(tmp_path):
+    from filelock import FileLock
+
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    lock = FileLock(str(ov / ".lock"))
+    lock.acquire()
+    try:
+        proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "--overlay-dir", str(ov),
+                                 "--venv", str(tmp_path / "no-venv"), "clean"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=3)
+    finally:
+        lock.release()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "waiting for another build/clean" in err and "overlay: removed" in out

@@ -210,6 +210,8 @@ def pin_git_tree(torch_src: Path | None, cache_dir: Path | None, sh: Shell, tool
 
     src = torch_src if torch_src is not None else ensure_pinned_source(
         cache_dir.resolve() if cache_dir else paths.cache_dir(), sh)
+    if not Path(src).exists():
+        raise ui.UserError(f"--torch-src {src} does not exist; pass a git checkout of the pin (or leave it out for the pinned source)")
     if not (Path(src) / ".git").exists():
         raise ui.UserError(f"{src} is not a git checkout; {tool} reads the pin from git (use the pinned source)")
     return GitTree(Path(src).resolve(), sh)

@@ -7,6 +7,7 @@ escapes is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
@@ -100,3 +101,11 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
+
+
+def arg_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """A tool's parser: the docstring's first paragraph is the description, the rest (notes, the
+    exit codes) the epilog of ``--help``."""
+    first, _, rest = (doc or "").strip().partition("\n\n")
+    return argparse.ArgumentParser(prog=prog, description=first, epilog=rest or None,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)

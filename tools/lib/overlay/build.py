@@ -10,12 +10,14 @@ another library (the wheel's, whose runpath is ``$ORIGIN``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from tools.lib import paths, ui
@@ -69,6 +71,35 @@ class Built:
 
 def default_overlay_dir() -> Path:
     return paths.cache_dir() / "overlay"
+
+
+LOCK_NAME = ".lock"
+
+
+@contextlib.contextmanager
+def locked(overlay_dir: Path, what: str, wait: bool = True):
+    """Hold ``<overlay_dir>/.lock`` while building, installing or cleaning that overlay, so two runs
+    (two shells, a test beside a build) cannot step on each other.  ``wait=False``: raise
+    ``Busy`` instead of waiting."""
+    from filelock import FileLock, Timeout
+
+    overlay_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(overlay_dir / LOCK_NAME))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if not wait:
+            raise Busy(f"{overlay_dir} is busy: another overlay build, install or clean holds {overlay_dir / LOCK_NAME}")
+        ui.info(f"waiting for another build/clean of {overlay_dir} to finish ({what}; lock {overlay_dir / LOCK_NAME}) ...")
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+class Busy(ui.UserError):
+    """Another process holds the overlay's lock."""
 
 
 def stack_hash(stack: Stack) -> str:
@@ -155,9 +186,17 @@ def prepare(opts: Options) -> Prepared:
             f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if opts.torch_src else ''}"
         )
     venv = opts.venv
+    # preflight before the venv (its first creation downloads ~3.5 GB): the compiler, and the
+    # headers of the Python a new venv is made from
+    tc = cc.Toolchain.detect(opt=opts.opt, use_ccache=opts.use_ccache)
+    if not (venv / "pyvenv.cfg").is_file():
+        base = opts.base_python or getattr(sys, "_base_executable", None) or sys.executable
+        proc = subprocess.run([base, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            check_python_headers(Path(proc.stdout.strip()), Path(base))
     info = ensure_venv(venv, cache, sh, base_python=opts.base_python, build_only=opts.build_only)
     check_python_headers(info.python_include, real_python(venv))
-    tc = cc.Toolchain.detect(opt=opts.opt, use_ccache=opts.use_ccache)
     build = root / "build"
     layout = cc.Layout(tree=tree.path, build=build, torch_dir=info.torch_dir, python_include=info.python_include)
     report: dict = {"tree": str(tree.path), "stack": stack_hash(stack), "patches": len(stack)}
