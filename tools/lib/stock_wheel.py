@@ -55,7 +55,7 @@ def ensure(cache: Path, version: str, python: str | None, sh: Shell) -> Path:
     path = find(house, version)
     if path is None:
         with ui.step(f"pip download {TORCH} for Python {version} -> {house} (~770 MB)"):
-            sh.run(*_pip(py, "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version", version,
+            sh.run(*_pip(py, "download", "--progress-bar", "on", "--no-deps", "--only-binary=:all:", "--python-version", version,
                          "-d", str(house), TORCH), capture=False)
         path = find(house, version)
         if path is None:

@@ -89,7 +89,7 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
     house.mkdir(parents=True, exist_ok=True)
     pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     with ui.step(f"pip download -> {house} (first time: ~3.5 GB, torch 2.6.0 + CUDA libs)"):
-        sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(reqs), env=pip_env, capture=False)
+        sh.run(str(venv_python(venv)), "-m", "pip", "download", "--progress-bar", "on", "-d", str(house), "-r", str(reqs), env=pip_env, capture=False)
     with ui.step(f"pip install --no-index into {venv}"):
         sh.run(
             str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(reqs),
