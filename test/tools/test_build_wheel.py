@@ -147,7 +147,9 @@ def test_building_again_gives_the_same_bytes(fca_wheel, tmp_path):
     res = run_tool("build_wheel", "-q", "-o", tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
     again = tmp_path / fca_wheel.name
-    assert wheel.file_sha256(again) == wheel.file_sha256(fca_wheel)
+    same = wheel.file_sha256(again) == wheel.file_sha256(fca_wheel)
+    again.unlink()
+    assert same
 
 
 def test_plain_venv_with_the_wheel_runs_the_stack_without_preload(wheel_venv):
@@ -337,6 +339,9 @@ def test_a_wheel_for_python_3_13_runs_the_stack_in_a_313_venv(overlay, tmp_path)
     subprocess.run([py, "-m", "venv", str(venv)], check=True)
     proc = pip(venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), str(whl))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = probe(venv)
+    try:
+        got = probe(venv)
+    finally:
+        shutil.rmtree(venv)  # 5 GB: pytest keeps the temp dirs of its last three runs
     assert got["mul_apply_with_saved"] == str(venv / "lib/python3.13/site-packages/torch/lib/libfca_overlay.so")
     assert got["aten_calls"] == 0 and got["ops_calls"] > 0 and got["grads_equal"]
