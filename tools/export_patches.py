@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir to write (default: %(default)s)")
     p.add_argument("--cache-dir", type=Path, help="cache dir for the pinned source")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the stack dir differs from the commits")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     return p
 
 

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debian-mirror", help="Debian archive URI (default: the one configured in /etc/apt)")
     p.add_argument("--torch-src", type=Path, help="verify this tree is at the pin instead of fetching")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack whose pin manifest to verify against")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     return p
 
 

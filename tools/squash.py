@@ -100,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if --output differs from pin + stack")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir (default: %(default)s)")
     p.add_argument("--torch-src", type=Path, help="git checkout at (or above) the pin to read pin contents from (default: the pinned source)")
-    p.add_argument("--cache-dir", type=Path)
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--cache-dir", type=Path, help="cache dir of the pinned source (default: $FCA_CACHE_DIR or ~/.cache/fca)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     args = p.parse_args(argv)
     ui.set_quiet(args.quiet)
     if args.check and args.output is None:
