@@ -477,3 +477,12 @@ def test_clean_waits_for_a_running_build(tmp_path):
         lock.release()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "waiting for another build/clean" in err and "overlay: removed" in out
+
+
+def test_a_cut_off_compile_key_file_recompiles_instead_of_stopping(overlay):
+    # what a full disk or a killed build leaves: an empty tu-keys.json
+    keys = OVERLAY / "build" / "tu-keys.json"
+    keys.write_text("")
+    res = run_tool("overlay", "-q", "build", "--no-install")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(keys.read_text())  # written again, whole

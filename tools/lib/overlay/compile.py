@@ -127,7 +127,10 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
     layout.obj.mkdir(parents=True, exist_ok=True)
     layout.logs.mkdir(parents=True, exist_ok=True)
     keys_file = layout.build / "tu-keys.json"
-    old_keys = json.loads(keys_file.read_text()) if keys_file.is_file() else {}
+    try:
+        old_keys = json.loads(keys_file.read_text()) if keys_file.is_file() else {}
+    except ValueError:  # cut off (a full disk, a killed build): recompile rather than stop
+        old_keys = {}
     memo: dict[str, str] = {}
     todo, reused = [], []
     new_keys = {k: v for k, v in old_keys.items() if k in {t.path for t in tus}}
@@ -174,7 +177,9 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
     for tu in todo:  # recompiled: its dependency list (.d) changed, so key it anew
         if tu.path not in failed:
             new_keys[tu.path] = tu_key(tc, layout, tu, memo)
-    keys_file.write_text(json.dumps(new_keys, indent=1, sort_keys=True) + "\n")
+    tmp = keys_file.with_name(keys_file.name + ".tmp")
+    tmp.write_text(json.dumps(new_keys, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, keys_file)
     if failures:
         raise ui.OperationFailed(failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
     return {"compiled": [t.path for t in todo], "reused": reused, "seconds": seconds}
