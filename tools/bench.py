@@ -150,8 +150,7 @@ def bench_wheel(reps: int, pairs: int) -> str:
 
     def build(label: str, out: Path, *extra: str) -> Path:
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(TOOLS / "build_wheel.py"), "-q", "-o", str(out), *extra],
-                       check=True, capture_output=True)
+        _tool("build_wheel", "-o", out, *extra)
         timings.setdefault(label, []).append(time.perf_counter() - start)
         return next(out.glob("torch-2.6.0+fca.*.whl"))
 

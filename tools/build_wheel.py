@@ -38,7 +38,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, stock_wheel, ui, wheel
 from tools.lib.overlay import build as ob, install, torch_hook
-from tools.lib.overlay.venv import install_wheel
+from tools.lib.overlay.venv import install_wheel, interpreter_facts
 from tools.lib.shell import Shell
 
 GENERATOR = "fca build_wheel"
@@ -47,9 +47,8 @@ SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.
 
 def python_version(python: str) -> str:
     try:
-        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError) as err:
+        out = interpreter_facts(python)["version"]
+    except (OSError, subprocess.CalledProcessError, ValueError) as err:
         raise ui.UserError(f"cannot run {python} ({err}); pass an installed CPython with --python") from None
     if out not in SUPPORTED:
         raise ui.UserError(f"{python} is Python {out}; torch 2.6.0 has wheels for CPython {', '.join(SUPPORTED)}")
@@ -78,7 +77,7 @@ def wheel_files(built: ob.Built) -> dict[str, bytes]:
     p = built.prepared
     files: dict[str, bytes] = {}
     for path in sorted(p.stack.touched):
-        rel = install.venv_target(path) or (path if path.startswith("torch/") and path.endswith(".pyi") else None)
+        rel = install.venv_target(path)
         if rel is None:
             continue
         src = p.tree.path / path
@@ -146,8 +145,7 @@ def build_wheel(args: argparse.Namespace) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build_wheel.py", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p = ui.arg_parser("build_wheel.py", __doc__)
     p.add_argument("-o", "--output", type=Path, help="directory for the wheel (default: ./dist)")
     p.add_argument("--python", help="CPython to build for (default: this interpreter's version)")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="the patch stack (default: patches/)")

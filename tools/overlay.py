@@ -36,7 +36,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.overlay import build as ob, compile as cc, install
-from tools.lib.overlay.build import STAMP_JSON, stack_hash  # noqa: F401 (STAMP_JSON: used by callers)
+from tools.lib.overlay.build import STAMP_JSON, stack_hash
 from tools.lib.overlay.venv import check_torch
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack

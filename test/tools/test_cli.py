@@ -51,7 +51,8 @@ def test_series_naming_a_missing_patch_is_a_clear_error(tmp_path):
 
 def test_build_wheel_refuses_a_python_torch_has_no_wheel_for(tmp_path):
     old = tmp_path / "python3.8"
-    old.write_text("#!/bin/sh\necho 3.8\n")  # what `python -c 'print(version)'` says on CPython 3.8
+    # what the interpreter probe (version, headers, libpython dir) prints on CPython 3.8
+    old.write_text('#!/bin/sh\necho \'{"version": "3.8", "include": "/usr/include/python3.8", "libdir": "/usr/lib"}\'\n')
     old.chmod(0o755)
     res = run_tool("build_wheel", "--python", old)
     assert res.returncode == 3

@@ -3,7 +3,9 @@
 The file is fetched once (``pip download``, into ``<cache>/wheels``, where the
 venvs' ``pip download`` put it too) and checked against the sha256 the
 package registry publishes for it, asked once through pip's own resolver
-(``pip install --dry-run --report``) and kept next to the file.
+(``pip install --dry-run --report``) and kept next to the file, with the
+size and mtime the file had when its hash matched (an untouched file is not
+hashed again).
 """
 
 from __future__ import annotations
@@ -70,11 +72,14 @@ def ensure(cache: Path, version: str, python: str | None, sh: Shell) -> Path:
             raise ui.UserError(f"the registry serves {name} for Python {version}, but the wheelhouse has {path.name}; "
                                f"delete {path} and retry")
         record = {"file": name, "sha256": digest}
+    st = path.stat()
+    stat_key = f"{st.st_size}:{st.st_mtime_ns}"
+    if record.get("checked") == stat_key:  # hashed and matched, and the file is untouched since
+        return path
     with ui.step(f"check {path.name} against the registry's sha256"):
         got = wheel.file_sha256(path)
     if got != record["sha256"]:
         raise ui.UserError(f"{path} has sha256 {got}, the registry says {record['sha256']}: a corrupt or foreign file; "
                            f"delete it and retry")
-    if not known.is_file():
-        known.write_text(json.dumps(record, indent=1) + "\n")
+    known.write_text(json.dumps({**record, "checked": stat_key}, indent=1) + "\n")
     return path

@@ -55,9 +55,13 @@ class WheelName:
         return WheelName(*m.groups())
 
 
+def _record_digest(h) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+
+
 def record_hash(data: bytes) -> str:
     """``sha256=<urlsafe base64, no padding>``, as RECORD writes it."""
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return _record_digest(hashlib.sha256(data))
 
 
 def file_sha256(path: Path) -> str:
@@ -218,7 +222,7 @@ def verify(path: Path) -> int:
                 for chunk in iter(lambda: fh.read(_CHUNK), b""):
                     h.update(chunk)
                     n += len(chunk)
-            got = "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+            got = _record_digest(h)
             if got != digest or str(n) != size:
                 raise ValueError(f"{path.name}: {f} does not match its RECORD line")
             checked += 1

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tools.lib import paths, ui
 from tools.lib.overlay import checks, codegen, compile as cc, generated, tus as tuset
-from tools.lib.overlay.venv import TorchInfo, ensure_venv, real_python
+from tools.lib.overlay.venv import TorchInfo, ensure_venv, interpreter_facts, real_python
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack, write_contents
@@ -119,10 +119,17 @@ def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
 
 def _python_link_info(info: TorchInfo, venv: Path) -> tuple[str, str]:
     """Where the venv's Python keeps libpython, for the check link (the venv's interpreter, not this one)."""
-    proc = subprocess.run([str(real_python(venv)), "-c", "import sysconfig; print(sysconfig.get_config_var('LIBDIR') or '')"],
-                          capture_output=True, text=True)
-    libdir = proc.stdout.strip() if proc.returncode == 0 else ""
+    try:
+        libdir = interpreter_facts(str(real_python(venv)))["libdir"]
+    except (OSError, subprocess.CalledProcessError):
+        libdir = ""
     return libdir, f"python{info.python_version}"
+
+
+def _link_key(objects: list[Path], *extra: str) -> str:
+    """Changes when an object (or ``extra``, e.g. the runpath) does: a link with the same key is skipped."""
+    parts = [f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects] + [f"{e}\n" for e in extra]
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
 
@@ -191,10 +198,10 @@ def prepare(opts: Options) -> Prepared:
     tc = cc.Toolchain.detect(opt=opts.opt, use_ccache=opts.use_ccache)
     if not (venv / "pyvenv.cfg").is_file():
         base = opts.base_python or getattr(sys, "_base_executable", None) or sys.executable
-        proc = subprocess.run([base, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
-                              capture_output=True, text=True)
-        if proc.returncode == 0:
-            check_python_headers(Path(proc.stdout.strip()), Path(base))
+        try:
+            check_python_headers(Path(interpreter_facts(base)["include"]), Path(base))
+        except (OSError, subprocess.CalledProcessError):
+            pass  # an interpreter that does not run: making the venv says so
     info = ensure_venv(venv, cache, sh, base_python=opts.base_python, build_only=opts.build_only)
     check_python_headers(info.python_include, real_python(venv))
     build = root / "build"
@@ -262,7 +269,7 @@ def build(opts: Options) -> Built:
     objects = [p.layout.object_path(t) for t in p.selected]
     lib = p.root / "lib" / cc.LIB_NAME
     lib.parent.mkdir(parents=True, exist_ok=True)
-    link_key = hashlib.sha256("".join(f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects).encode()).hexdigest()
+    link_key = _link_key(objects)
     link_key_file = p.build / "link-key"
     if lib.is_file() and link_key_file.is_file() and link_key_file.read_text() == link_key:
         ui.info(f"link: objects unchanged, keeping {lib}")
@@ -278,6 +285,12 @@ def build(opts: Options) -> Built:
 
 
 def relink(built: Built, out: Path, rpath: str) -> Path:
-    """The same checked objects linked into ``out`` with runpath ``rpath`` (e.g. ``$ORIGIN``)."""
+    """The same checked objects linked into ``out`` with runpath ``rpath`` (e.g. ``$ORIGIN``); skipped when
+    neither the objects nor the runpath changed since the last relink into ``out``."""
+    key = _link_key(built.objects, rpath)
+    key_file = out.with_name(out.name + ".link-key")
+    if out.is_file() and key_file.is_file() and key_file.read_text() == key:
+        return out
     cc.link_library(built.prepared.layout, built.objects, out, rpath)
+    key_file.write_text(key)
     return out

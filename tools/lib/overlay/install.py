@@ -46,7 +46,7 @@ WRAPPED = ("python", "python3")
 
 def venv_target(tree_path: str) -> str | None:
     """Where a changed tree file lives in an installed torch (relative to site-packages), or None."""
-    if tree_path.startswith("torch/") and tree_path.endswith(".py"):
+    if tree_path.startswith("torch/") and tree_path.endswith((".py", ".pyi")):
         return tree_path
     if tree_path.endswith((".h", ".hpp", ".cuh")):
         if tree_path.startswith("aten/src/"):

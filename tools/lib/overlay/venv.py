@@ -60,6 +60,31 @@ def real_python(venv: Path) -> Path:
     raise ui.UserError(f"{venv}/pyvenv.cfg points at {home}, which has no python; delete {venv} and retry")
 
 
+def interpreter_facts(python: str) -> dict:
+    """``version`` (X.Y), ``include`` (headers dir) and ``libdir`` (where libpython is) of an interpreter,
+    from its own sysconfig; raises ``OSError``/``CalledProcessError`` when it cannot run."""
+    probe = ("import json, sys, sysconfig; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
+             "'include': sysconfig.get_paths()['include'], 'libdir': sysconfig.get_config_var('LIBDIR') or ''}))")
+    out = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _fill(venv: Path, base: str, house: Path, sh: Shell, what: str, *install_args: str, download: Path) -> None:
+    """Make ``venv`` from ``base`` if needed, download ``download`` (a requirements file) into the wheelhouse,
+    then ``pip install --no-index`` ``install_args`` from it."""
+    pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    with ui.step(f"creating venv {venv} ({base})"):
+        if not (venv / "pyvenv.cfg").is_file():
+            sh.run(base, "-m", "venv", str(venv))
+    house.mkdir(parents=True, exist_ok=True)
+    with ui.step(f"pip download -> {house} (first time: ~3.5 GB, torch 2.6.0 + CUDA libs)"):
+        sh.run(str(venv_python(venv)), "-m", "pip", "download", "--progress-bar", "on", "-d", str(house),
+               "-r", str(download), env=pip_env, capture=False)
+    with ui.step(f"pip install --no-index {what} into {venv}"):
+        sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house),
+               *install_args, env=pip_env, capture=False)
+
+
 def build_requirements(lock_text: str) -> str:
     """What a build venv (one that only compiles against torch, for another Python) installs: the lock's
     torch pin alone, with pip resolving its dependencies for that Python (torch 2.6.0 pins its CUDA
@@ -75,26 +100,15 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
     want = lock_hash() + ("-build" if build_only else "")
     if stamp.is_file() and json.loads(stamp.read_text()).get("lock") == want:
         return check_torch(venv, sh, cache_in=stamp)
-    base = base_python or _base_interpreter()
     if venv.exists() and not (venv / "pyvenv.cfg").is_file():
         raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
-    with ui.step(f"creating venv {venv} ({base})"):
-        if not (venv / "pyvenv.cfg").is_file():
-            sh.run(base, "-m", "venv", str(venv))
     reqs = LOCK
     if build_only:
-        reqs = venv / "fca-build-requirements.txt"
+        reqs = venv.with_name(venv.name + "-build-requirements.txt")
+        reqs.parent.mkdir(parents=True, exist_ok=True)
         reqs.write_text(build_requirements(LOCK.read_text()))
-    house = wheelhouse(cache)
-    house.mkdir(parents=True, exist_ok=True)
-    pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    with ui.step(f"pip download -> {house} (first time: ~3.5 GB, torch 2.6.0 + CUDA libs)"):
-        sh.run(str(venv_python(venv)), "-m", "pip", "download", "--progress-bar", "on", "-d", str(house), "-r", str(reqs), env=pip_env, capture=False)
-    with ui.step(f"pip install --no-index into {venv}"):
-        sh.run(
-            str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-r", str(reqs),
-            env=pip_env, capture=False,
-        )
+    _fill(venv, base_python or _base_interpreter(), wheelhouse(cache), sh, "the pinned environment", "-r", str(reqs),
+          download=reqs)
     stamp.write_text(json.dumps({"lock": want}) + "\n")
     return check_torch(venv, sh, cache_in=stamp)
 
@@ -185,22 +199,14 @@ def install_wheel(venv: Path, wheel_file: Path, cache: Path, sh: Shell, base_pyt
     version = wheel_file.name.split("-")[1]
     if installed_torch_version(venv) == version:
         return
-    pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    house = wheelhouse(cache)
     if not (venv / "pyvenv.cfg").is_file():
         if venv.exists():
             raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
-        with ui.step(f"creating venv {venv}"):
-            sh.run(base_python or _base_interpreter(), "-m", "venv", str(venv))
-        with ui.step(f"pip download -> {house} (the pinned test environment)"):
-            sh.run(str(venv_python(venv)), "-m", "pip", "download", "-q", "-d", str(house), "-r", str(LOCK),
-                   env=pip_env, capture=False)
-        with ui.step(f"pip install {wheel_file.name} and the pinned test environment into {venv}"):
-            sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house),
-                   str(wheel_file), "-r", str(LOCK), env=pip_env, capture=False)
+        _fill(venv, base_python or _base_interpreter(), wheelhouse(cache), sh,
+              f"{wheel_file.name} and the pinned test environment", str(wheel_file), "-r", str(LOCK), download=LOCK)
     else:
         with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
             sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
-                   str(wheel_file), env=pip_env, capture=False)
+                   str(wheel_file), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, capture=False)
     if installed_torch_version(venv) != version:
         raise ui.OperationFailed(f"pip did not install torch {version} into {venv}")
