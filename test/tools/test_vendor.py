@@ -29,8 +29,10 @@ def test_empty_stack_vendors_nothing(pinned_source, tmp_path):
     shutil.copy(REPO_ROOT / "patches" / "pin.sha256", stack / "pin.sha256")
     out = tmp_path / "vendor"
     assert run_tool("vendor", "--stack", stack, "--vendor-dir", out).returncode == 0
+    # No PyTorch file is vendored, so there is nothing for a NOTICE to cover.
     assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["README.md"]
     assert "(none: the stack is empty)" in (out / "README.md").read_text()
+    assert "NOTICE" not in (out / "README.md").read_text()
 
 
 def test_vendor_holds_post_stack_files_and_check_detects_drift(pin_clone, tmp_path):
@@ -55,3 +57,39 @@ def test_vendor_holds_post_stack_files_and_check_detects_drift(pin_clone, tmp_pa
     assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo).returncode == 0
     assert not (out / "extra.txt").exists()
     assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo, "--check").returncode == 0
+
+
+def test_notice_carries_pytorchs_copyright_lines_and_check_covers_it(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo, 2)
+    stack = _stack_from(repo, tmp_path)
+    out = tmp_path / "vendor"
+    assert run_tool("vendor", "--stack", stack, "--vendor-dir", out, "--torch-src", repo).returncode == 0
+    notice = (out / "NOTICE").read_text()
+    pin_license = (repo / "LICENSE").read_text()
+    copyright_lines = pin_license[: pin_license.index("Redistribution and use")].strip("\n")
+    assert "Copyright (c) 2016-     Facebook, Inc            (Adam Paszke)" in copyright_lines
+    assert copyright_lines in notice  # verbatim, every line of it
+    assert "Redistribution and use" not in notice and "../LICENSE" in notice
+    assert "modified by the patches of patches/series (0001 to 0002)" in notice
+    assert "see NOTICE" in (out / "README.md").read_text()
+    args = ("--stack", stack, "--vendor-dir", out, "--torch-src", repo)
+    assert run_tool("vendor", *args).stdout.strip().endswith("3 vendored file(s) (0 written, 0 removed)")
+    # An edited or a missing NOTICE is drift; regenerating restores it.
+    (out / "NOTICE").write_text(notice.replace("Adam Paszke", "someone"))
+    res = run_tool("vendor", *args, "--check")
+    assert res.returncode == 1 and "e.g. NOTICE" in res.stdout
+    (out / "NOTICE").unlink()
+    assert run_tool("vendor", *args, "--check").returncode == 1
+    assert run_tool("vendor", *args).returncode == 0
+    assert (out / "NOTICE").read_text() == notice
+
+
+def test_repo_notice_and_license_name_pytorch(pinned_source):
+    """The committed NOTICE copies the pin's copyright lines; the top-level LICENSE reproduces PyTorch's."""
+    notice = (REPO_ROOT / "vendored_torch_patches" / "NOTICE").read_text()
+    license_text = (REPO_ROOT / "LICENSE").read_text()
+    adam = "Copyright (c) 2016-     Facebook, Inc            (Adam Paszke)"
+    assert adam in notice and adam in (pinned_source / "LICENSE").read_text()
+    assert "Code derived from PyTorch" in license_text and adam in license_text
+    assert "vendored_torch_patches/" in license_text
