@@ -6,16 +6,21 @@ setting that varies between machines pinned: zero commit ids, full blob ids, no
 diffstat, no signature, user config ignored), the ``series`` file, and the pin
 manifest ``pin.sha256`` (SHA-256 at the pin of every file the stack touches,
 plus anchors).  Output is byte-stable: apply then export gives the same bytes.
+Each patch is by its commit's author, or by --author for every patch (only the
+From: line differs; the repository is not changed).
 
 Exit codes: 0 written (or --check: up to date), 1 --check found differences,
-2 usage, 3 bad input (no pin in history, merge commits, wrong pin).
+2 usage, 3 bad input (no pin in history, merge commits, wrong pin, an --author
+that is not "Name <email>").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -23,6 +28,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import patchfile, paths, ui
+from tools.lib.identity import PROJECT_AUTHOR, parse_ident
 from tools.lib.pin import MANIFEST_NAME, PIN, Manifest, describe_mismatch, manifest_paths
 from tools.lib.shell import Shell
 from tools.lib.stack import SERIES
@@ -48,12 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir to write (default: %(default)s)")
     p.add_argument("--cache-dir", type=Path, help="cache dir for the pinned source")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the stack dir differs from the commits")
+    p.add_argument("--author", metavar='"NAME <EMAIL>"',
+                   help="the author (From:) of every exported patch, e.g. the project's "
+                        f"{PROJECT_AUTHOR!r} (default: each commit's own author); the rest of each patch is unchanged")
     p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     return p
 
 
-def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None) -> dict[str, bytes]:
-    """Every file of the stack dir, by name, as bytes."""
+def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None,
+                 author: tuple[str, str] | None = None) -> dict[str, bytes]:
+    """Every file of the stack dir, by name, as bytes (every patch by ``author`` (name, email) if given)."""
     merges = tree.git("rev-list", "--merges", f"{base}..HEAD", log=False).split()
     if merges:
         raise ui.UserError(f"commit {merges[0][:12]} above the pin is a merge; the stack must be linear (rebase it)")
@@ -61,14 +71,17 @@ def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None) -> dic
     out: dict[str, bytes] = {}
     series: list[str] = []
     touched: list[str] = []
-    for i, commit in enumerate(commits, 1):
-        text = tree.sh.run(*Shell.git_argv(*FORMAT_PATCH_ARGS, commit), env=ISOLATED_CONFIG, log=False, binary=True).stdout
-        pf = patchfile.parse(text.decode("utf-8", "surrogateescape"))
-        name = f"{i:04d}-{patchfile.slugify(pf.subject)}.patch"
-        _lint(name, pf, text)
-        out[name] = text
-        series.append(name)
-        touched.extend(pf.touched)
+    with _scratch_objects(tree, author is not None) as env:
+        for i, commit in enumerate(commits, 1):
+            if author is not None:
+                commit = _with_author(tree, commit, author, env)
+            text = tree.sh.run(*Shell.git_argv(*FORMAT_PATCH_ARGS, commit), env=env, log=False, binary=True).stdout
+            pf = patchfile.parse(text.decode("utf-8", "surrogateescape"))
+            name = f"{i:04d}-{patchfile.slugify(pf.subject)}.patch"
+            _lint(name, pf, text)
+            out[name] = text
+            series.append(name)
+            touched.extend(pf.touched)
     out[SERIES] = "".join(f"{n}\n" for n in series).encode()
     wanted = manifest_paths(touched)
     base_contents = tree.read_at(base, wanted)
@@ -79,6 +92,33 @@ def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None) -> dic
             raise ui.UserError(describe_mismatch(tree.path, bad).replace("is not", f"(at {base[:12]}) is not"))
     out[MANIFEST_NAME] = Manifest.from_contents(base_contents).render().encode()
     return out
+
+
+@contextlib.contextmanager
+def _scratch_objects(tree: GitTree, needed: bool):
+    """The environment format-patch runs in: no user config, and (``needed``) a throwaway object dir in
+    front of the repository's, so the re-authored commit copies never land in the user's repository."""
+    if not needed:
+        yield dict(ISOLATED_CONFIG)
+        return
+    with tempfile.TemporaryDirectory(prefix="fca-export-") as tmp:
+        yield {**ISOLATED_CONFIG, "GIT_OBJECT_DIRECTORY": tmp, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(tree.objects)}
+
+
+def _with_author(tree: GitTree, commit: str, author: tuple[str, str], env: dict[str, str]) -> str:
+    """A copy of ``commit`` whose author is ``author`` and nothing else differs (tree, parent, author
+    date, committer, message), so its patch differs from the commit's only in the From: line; git
+    itself then writes that header (quoting, RFC 2047 for non-ASCII names) as it does for any author."""
+    raw = tree.sh.run(*Shell.git_argv("cat-file", "commit", commit), env=env, log=False, binary=True).stdout
+    header, sep, message = raw.partition(b"\n\n")
+    lines = header.split(b"\n")
+    i = next(n for n, line in enumerate(lines) if line.startswith(b"author "))
+    when = lines[i].rsplit(b" ", 2)[1:]  # the author date: epoch seconds and zone
+    lines[i] = b" ".join([b"author", f"{author[0]} <{author[1]}>".encode(), *when])
+    copy = b"\n".join(lines) + sep + message
+    hashed = tree.sh.run(*Shell.git_argv("hash-object", "-t", "commit", "-w", "--stdin"), input=copy, env=env,
+                         log=False, binary=True)
+    return hashed.stdout.decode().strip()
 
 
 def _lint(name: str, pf: patchfile.PatchFile, text: bytes) -> None:
@@ -106,6 +146,7 @@ def diff_stack_dir(stack_dir: Path, rendered: dict[str, bytes]) -> tuple[list[st
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
+    author = parse_ident(args.author, "--author") if args.author is not None else None
     sh = Shell(verbose=not args.quiet)
     if args.torch_src is not None:
         src = args.torch_src
@@ -121,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = resolve_base(tree, args.base)
     stack_dir = args.stack.resolve()
     old_manifest = Manifest.load(stack_dir) if (stack_dir / MANIFEST_NAME).is_file() else None
-    rendered = render_stack(tree, base, old_manifest)
+    rendered = render_stack(tree, base, old_manifest, author)
     changed, stale = diff_stack_dir(stack_dir, rendered)
     npatches = len(rendered) - 2
     if args.check:

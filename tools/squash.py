@@ -24,12 +24,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import paths, ui
+from tools.lib.identity import PROJECT_AUTHOR
 from tools.lib.pin import PIN
 from tools.lib.shell import Shell
 from tools.lib.pinned_source import pin_git_tree
 from tools.lib.stack import Stack, final_contents, write_contents
 
-AUTHOR = "functional-autograd backport <fca@pytorch-backport.invalid>"
 SUBJECT = "[functional autograd] Functional autograd for compiled autograd (squash of {n} patches)"
 DIFF_ARGS = ("diff", "--cached", "--full-index", "--binary", "--no-renames", "--no-color", "--no-ext-diff")
 # as in export_patches.py: no user or system config, fixed identity and dates
@@ -44,7 +44,7 @@ def render_message(stack: Stack, base: str) -> str:
     """The squash's header and message: the patch list and who touches what."""
     lines = [
         "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001",
-        f"From: {AUTHOR}",
+        f"From: {PROJECT_AUTHOR}",
         f"Subject: {SUBJECT.format(n=len(stack))}",
         "",
         f"The stack of patches/series as one patch on PyTorch v{PIN.version} ({base}).",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import REPO_ROOT, git, run_tool, snapshot
+import pytest
+
+from conftest import REPO_ROOT, git, git_state, run_tool, snapshot
 from tools.lib.samplestack import build_stack
 
 
@@ -116,3 +118,54 @@ def test_export_warns_about_messages_without_test_plan(pin_clone, tmp_path):
     assert res.returncode == 0
     assert "subject should start with [compiled autograd]" in res.stderr
     assert "no `Test Plan:` section" in res.stderr
+
+
+def _patches(stack: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(stack.iterdir())}
+
+
+def test_author_sets_every_patchs_from_line_and_nothing_else(pin_clone, tmp_path):
+    repo = pin_clone()
+    build_stack(repo, 3)
+    before = git_state(repo)
+    own = _fresh_stack_dir(tmp_path, "own")
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", own).returncode == 0
+    for author, from_line in [
+        ("Grace Hopper <grace@example.com>", b"From: Grace Hopper <grace@example.com>\n"),
+        ("Zoë Müller <zoe@example.com>", b"From: =?UTF-8?q?Zo=C3=AB=20M=C3=BCller?= <zoe@example.com>\n"),
+    ]:
+        other = tmp_path / f"by-{author[:4]}"
+        shutil.copytree(own, other)
+        res = run_tool("export_patches", "--torch-src", repo, "--stack", other, "--author", author)
+        assert res.returncode == 0, res.stderr
+        got, want = _patches(other), _patches(own)
+        assert got.keys() == want.keys() and got["series"] == want["series"]
+        assert got["pin.sha256"] == want["pin.sha256"]
+        for name in (n for n in got if n.endswith(".patch")):
+            assert want[name].count(b"\nFrom: Ada Lovelace <ada@example.com>\n") == 1
+            assert got[name] == want[name].replace(b"\nFrom: Ada Lovelace <ada@example.com>\n", b"\n" + from_line)
+        assert run_tool("export_patches", "--torch-src", repo, "--stack", other, "--author", author, "--check").returncode == 0
+        assert run_tool("export_patches", "--torch-src", repo, "--stack", other, "--check").returncode == 1
+    assert git_state(repo) == before  # the re-authored copies live in a scratch object dir
+
+
+def test_a_patch_exported_with_author_applies_as_a_commit_by_that_author(pin_clone, tmp_path):
+    repo = pin_clone("author")
+    build_stack(repo, 2)
+    stack = _fresh_stack_dir(tmp_path)
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--author", "Zoë Müller <zoe@example.com>").returncode == 0
+    target = pin_clone("target")
+    assert run_tool("apply_patches", "--torch-src", target, "--stack", stack).returncode == 0
+    assert git(target, "log", "-2", "--format=%an <%ae> %ad", "--date=iso-strict").splitlines() == [
+        "Zoë Müller <zoe@example.com> 2025-02-02T12:00:00+00:00",
+        "Zoë Müller <zoe@example.com> 2025-02-01T12:00:00+00:00",
+    ]
+
+
+@pytest.mark.parametrize("bad", ["Grace Hopper", "<grace@example.com>", "Grace <grace>", "Grace <a@b> x",
+                                 "Gr<ace <g@example.com>", "Grace <g @example.com>", ""])
+def test_author_must_be_name_and_email(bad, tmp_path):
+    res = run_tool("export_patches", "--torch-src", tmp_path / "never-read", "--author", bad)
+    assert res.returncode == 3
+    assert res.error_line.startswith(f"error: --author {bad!r} is not \"Name <email>\"")
+    assert res.stderr.count("\n") == 1  # one line, before anything else is read
