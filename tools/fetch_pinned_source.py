@@ -5,13 +5,14 @@ Downloads Debian's source package with apt's own client through a private apt
 config under the cache dir (the system's sources are not edited), verifies its
 SHA-256, unpacks it and commits it as the first commit of a git repository
 tagged v2.6.0.  Prints the checkout's path.  Safe to run concurrently (file
-lock) and after a killed run (the half-built tree is discarded).
+lock) and after a killed run (the half-built tree is discarded).  It checks
+first that the cache dir's disk has room.
 
 With --torch-src PATH it instead verifies that your own tree is at the pin, by
 the content hashes in patches/pin.sha256.
 
 Exit codes: 0 ok, 1 download/unpack failed, 2 usage, 3 bad input (checksum,
-no apt, tree not at the pin).
+no apt, tree not at the pin, too little free disk).
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO_ROOT, git, run_tool
-from tools.lib import paths
+from tools import fetch_pinned_source
+from tools.lib import disk, paths, ui
 from tools.lib.pin import PIN
 from tools.lib.pinned_source import READY_MARKER, find_debian_mirror
 
@@ -84,3 +87,19 @@ def test_find_debian_mirror_reads_deb822_and_one_line_sources(tmp_path):
     assert find_debian_mirror(etc) == "http://deb.example.org/debian"
     (etc / "sources.list").write_text("deb https://packages.example.com/apt cloud-sdk main\n")
     assert find_debian_mirror(etc) is None
+
+
+def test_a_disk_too_small_is_refused_before_anything_is_fetched(pinned_source, tmp_path, monkeypatch, capsys):
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=150 * disk.MB))
+    cache = tmp_path / "not made yet"
+    rc = ui.run_main(fetch_pinned_source.main, ["--cache-dir", str(cache), "--debian-mirror", "http://127.0.0.1:9"])
+    assert rc == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {cache}: 150.0 MB free on its disk, the pinned PyTorch v2.6.0 source (download, unpacked tree and "
+        "git import) needs 400.0 MB; free some space there, or set FCA_CACHE_DIR to a directory on a larger disk"
+    ]
+    assert not (cache / "downloads").exists() and not (cache / "src").exists()
+    # With the tarball at hand only the unpacked tree and its import need room.
+    rc = ui.run_main(fetch_pinned_source.main, ["--cache-dir", str(cache), "--tarball", str(_cached_tarball())])
+    assert rc == 3 and "(unpacked tree and git import) needs 300.0 MB" in capsys.readouterr().err

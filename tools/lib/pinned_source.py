@@ -17,12 +17,17 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tools.lib import ui
+from tools.lib import disk, ui
 from tools.lib.pin import PIN
 from tools.lib.shell import Shell
 
 READY_MARKER = "fca-pin-ready"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+# Disk the pinned source takes (measured, with a margin): a download is apt's private lists (~25 MB,
+# more while apt unpacks them) and the source package (27 MB); the import is the unpacked tree and its
+# git objects (~200 MB).
+DOWNLOAD_NEED = 100 * disk.MB
+IMPORT_NEED = 300 * disk.MB
 _DEBIAN_CODENAMES = {"buster", "bullseye", "bookworm", "trixie", "forky", "sid", "unstable", "testing", "stable"}
 
 
@@ -195,12 +200,20 @@ def ensure_pinned_source(
         for partial in root.parent.glob(".partial-*") if root.parent.is_dir() else ():
             ui.info(f"removing {partial} (left by an interrupted run)")
             shutil.rmtree(partial, ignore_errors=True)
+        check_disk(cache, downloading=tarball is None and not (cache / "downloads" / PIN.tarball).is_file())
         if tarball is None:
             tarball = download_tarball(cache, sh, mirror)
         with ui.step(f"verifying sha256 of {tarball.name}"):
             verify_tarball(tarball)
         import_tarball(tarball, root, sh)
     return root
+
+
+def check_disk(cache: Path, *, downloading: bool) -> None:
+    """Refuse up front when the cache's disk cannot hold the source (and its download)."""
+    need = IMPORT_NEED + (DOWNLOAD_NEED if downloading else 0)
+    what = f"the pinned PyTorch v{PIN.version} source ({'download, ' if downloading else ''}unpacked tree and git import)"
+    disk.check_free_disk(cache, need, what)
 
 
 def pin_git_tree(torch_src: Path | None, cache_dir: Path | None, sh: Shell, tool: str):

@@ -15,11 +15,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.lib import ui, wheel
+from tools.lib import disk, ui, wheel
 from tools.lib.overlay.venv import wheelhouse
 from tools.lib.shell import Shell
 
 TORCH = "torch==2.6.0"
+WHEEL_NEED = 800 * disk.MB  # the file is ~770 MB
 
 
 def find(house: Path, version: str) -> Path | None:
@@ -56,6 +57,7 @@ def ensure(cache: Path, version: str, python: str | None, sh: Shell) -> Path:
     house.mkdir(parents=True, exist_ok=True)
     path = find(house, version)
     if path is None:
+        disk.check_free_disk(house, WHEEL_NEED, f"the stock {TORCH} wheel for Python {version}")
         with ui.step(f"pip download {TORCH} for Python {version} -> {house} (~770 MB)"):
             sh.run(*_pip(py, "download", "--progress-bar", "on", "--no-deps", "--only-binary=:all:", "--python-version", version,
                          "-d", str(house), TORCH), capture=False)

@@ -64,6 +64,14 @@ def fmt_seconds(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s"
 
 
+def fmt_bytes(n: int) -> str:
+    """Decimal units, as apt and pip print download sizes (``27.2 MB``)."""
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
 @contextlib.contextmanager
 def step(title: str) -> Iterator[None]:
     """``[  1.2s] title ... done (0.8s)`` around a long step."""
