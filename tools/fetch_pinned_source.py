@@ -6,7 +6,8 @@ config under the cache dir (the system's sources are not edited), verifies its
 SHA-256, unpacks it and commits it as the first commit of a git repository
 tagged v2.6.0.  Prints the checkout's path.  Safe to run concurrently (file
 lock) and after a killed run (the half-built tree is discarded).  It checks
-first that the cache dir's disk has room.
+first that the cache dir's disk has room, and shows the download's and the
+unpack's progress (bytes of the total, elapsed time) on stderr.
 
 With --torch-src PATH it instead verifies that your own tree is at the pin, by
 the content hashes in patches/pin.sha256.

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import http.server
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -103,3 +109,84 @@ def test_a_disk_too_small_is_refused_before_anything_is_fetched(pinned_source, t
     # With the tarball at hand only the unpacked tree and its import need room.
     rc = ui.run_main(fetch_pinned_source.main, ["--cache-dir", str(cache), "--tarball", str(_cached_tarball())])
     assert rc == 3 and "(unpacked tree and git import) needs 300.0 MB" in capsys.readouterr().err
+
+
+def _apt_lists() -> tuple[Path, Path]:
+    """The trixie InRelease (signed by Debian) and Sources index apt fetched for the session's pinned source."""
+    lists = paths.cache_dir() / "apt" / "lists"
+    release = sorted(lists.glob(f"*_dists_{PIN.debian_suite}_InRelease"))
+    sources = sorted(lists.glob(f"*_dists_{PIN.debian_suite}_main_source_Sources*"))
+    if not release or not sources:
+        pytest.skip(f"{lists} has no apt lists (the pinned source came from --tarball)")
+    if "\nValid-Until:" in release[0].read_text(errors="replace"):
+        pytest.skip(f"{release[0]} expires; a copy cannot be served later")
+    return release[0], sources[0]
+
+
+def _uncompressed(index: Path) -> bytes:
+    """apt keeps an index compressed the way its config says (lz4 here); the mirror serves it plain."""
+    tools = {".lz4": ["lz4", "-dc"], ".zst": ["zstd", "-dc"], ".gz": ["gzip", "-dc"], ".xz": ["xz", "-dc"]}
+    if index.suffix not in tools:
+        return index.read_bytes()
+    if shutil.which(tools[index.suffix][0]) is None:
+        pytest.skip(f"{tools[index.suffix][0]} is not installed to read {index.name}")
+    return subprocess.run([*tools[index.suffix], str(index)], check=True, capture_output=True).stdout
+
+
+class _Mirror(http.server.BaseHTTPRequestHandler):
+    """A Debian mirror of the files apt asks for; the orig tarball stalls half-way, like a slow link."""
+
+    files: dict[str, bytes] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = urllib.parse.unquote(self.path)
+        data = self.files.get(path) or self.files.get(path.rsplit("/", 1)[-1] if "/by-hash/" in path else "")
+        if data is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if path.endswith(PIN.tarball):
+            half = len(data) // 2
+            self.wfile.write(data[:half])
+            self.wfile.flush()
+            time.sleep(2.5)  # longer than the progress interval: a line must show the half
+            data = data[half:]
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def local_mirror(pinned_source):
+    release, sources = _apt_lists()
+    index = _uncompressed(sources)
+    pool = f"/pool/main/{PIN.debian_package[0]}/{PIN.debian_package}/"
+    downloads = paths.cache_dir() / "downloads"
+    files = {f"/dists/{PIN.debian_suite}/InRelease": release.read_bytes(),
+             f"/dists/{PIN.debian_suite}/main/source/Sources": index,
+             hashlib.sha256(index).hexdigest(): index}  # apt asks by hash (Acquire-By-Hash)
+    files.update({pool + f.name: f.read_bytes() for f in downloads.glob(f"{PIN.debian_package}_*")})
+    handler = type("Mirror", (_Mirror,), {"files": files})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+def test_download_and_unpack_show_bytes_total_and_time(local_mirror, tmp_path):
+    cache = tmp_path / "cache"
+    res = run_tool("fetch_pinned_source", "--cache-dir", cache, "--debian-mirror", local_mirror)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == str(cache / "src" / PIN.unpacks_to)
+    for what in (f"downloading {PIN.tarball}", f"unpacking {PIN.tarball}"):
+        lines = re.findall(rf"^\[(\d+\.\d) MB/27\.2 MB (\d+)% (\d+\.\d)s\] {re.escape(what)}$", res.stderr, re.M)
+        assert lines and lines[-1][:2] == ("27.2", "100"), res.stderr
+    download = re.findall(rf"^\[(\d+\.\d) MB/27\.2 MB (\d+)% (\d+\.\d)s\] downloading", res.stderr, re.M)
+    assert ("13.6", "50") in [d[:2] for d in download]  # the line during the stall: half of it, and how long so far
+    assert float(download[-1][2]) >= 2.5
+    assert git(cache / "src" / PIN.unpacks_to, "rev-parse", "HEAD").strip() == PIN.import_commit

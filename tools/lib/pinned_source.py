@@ -113,12 +113,13 @@ def download_tarball(cache: Path, sh: Shell, mirror: str | None = None) -> Path:
     if os.geteuid() == 0:
         opts.append("-oAPT::Sandbox::User=root")
     with ui.step(f"apt-get update (private config, {mirror} {PIN.debian_suite})"):
-        sh.run("apt-get", *opts, "update", capture=False)
+        sh.run("apt-get", *opts, "update", capture=False, chatter=True)
     with ui.step(f"apt-get source --download-only {PIN.debian_package}={PIN.debian_version}"):
-        sh.run(
-            "apt-get", *opts, "source", "--download-only",
-            f"{PIN.debian_package}={PIN.debian_version}", cwd=downloads, capture=False,
-        )
+        with ui.watch_growth(target, PIN.tarball_size, f"downloading {PIN.tarball}"):
+            sh.run(
+                "apt-get", *opts, "source", "--download-only",
+                f"{PIN.debian_package}={PIN.debian_version}", cwd=downloads, capture=False, chatter=True,
+            )
     if not target.is_file():
         raise ui.OperationFailed(f"apt-get did not produce {target}")
     return target
@@ -153,7 +154,8 @@ def import_tarball(tarball: Path, root: Path, sh: Shell) -> None:
     scratch = Path(tempfile.mkdtemp(prefix=".partial-", dir=root.parent))
     try:
         with ui.step(f"unpacking {tarball.name}"):
-            sh.run("tar", "--no-same-owner", "-xJf", str(tarball), "-C", str(scratch))
+            progress = ui.Progress.bytes(tarball.stat().st_size, f"unpacking {tarball.name}")
+            sh.feed("tar", "--no-same-owner", "-xJf", "-", "-C", str(scratch), source=tarball, progress=progress)
         tree = scratch / PIN.unpacks_to
         if not tree.is_dir():
             raise ui.OperationFailed(f"{tarball.name} did not unpack to {PIN.unpacks_to}/")

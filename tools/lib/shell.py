@@ -8,12 +8,14 @@ user/system config) so output is deterministic in tests.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shlex
 import subprocess
+import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from tools.lib import ui
 
@@ -85,14 +87,16 @@ class Shell:
         env.setdefault("LC_ALL", "C")
         return env
 
-    def log(self, argv: Sequence[str], cwd: Path | None, extra_env: Mapping[str, str] | None) -> None:
+    def log(self, argv: Sequence[str], cwd: Path | None, extra_env: Mapping[str, str] | None,
+            stdin: Path | None = None) -> None:
         if not self.verbose:
             return
         prefix = ""
         if cwd is not None and cwd != self.cwd:
             prefix = f"cd {shlex.quote(str(cwd))} && "
         env_txt = "".join(f"{k}={shlex.quote(v)} " for k, v in (extra_env or {}).items())
-        ui.info(f"$ {prefix}{env_txt}{shlex.join(argv)}")
+        redirect = f" < {shlex.quote(str(stdin))}" if stdin is not None else ""
+        ui.info(f"$ {prefix}{env_txt}{shlex.join(argv)}{redirect}")
 
     def run(
         self,
@@ -104,26 +108,25 @@ class Shell:
         log: bool = True,
         capture: bool = True,
         binary: bool = False,
+        chatter: bool = False,
     ) -> subprocess.CompletedProcess:
+        """Run ``argv``; ``capture=False`` lets its output through, and ``chatter`` sends its stdout to
+        stderr as well, where a tool's log goes (its stdout is its result, e.g. a path)."""
         where = cwd if cwd is not None else self.cwd
         if log:
             self.log(argv, where, env)
         if isinstance(input, str) and binary:
             input = input.encode()
-        try:
+        with _launching(argv, where):
             proc = subprocess.run(
                 list(argv),
                 cwd=where,
                 env=self._env(env),
                 input=input,
-                stdout=subprocess.PIPE if capture else None,
+                stdout=subprocess.PIPE if capture else (2 if chatter else None),
                 stderr=subprocess.PIPE if capture else None,
                 text=not binary,
             )
-        except FileNotFoundError as err:
-            raise ui.UserError(f"`{argv[0]}` is not installed or not on PATH ({err.strerror}); install it and retry") from None
-        except PermissionError as err:
-            raise ui.UserError(f"cannot run `{argv[0]}` in {where}: {err.strerror}") from None
         if check and proc.returncode != 0:
             out = proc.stdout if capture else ""
             errtxt = proc.stderr if capture else ""
@@ -132,6 +135,30 @@ class Shell:
                 errtxt = errtxt.decode(errors="replace") if errtxt else ""
             raise CommandError(argv, proc.returncode, out or "", errtxt or "")
         return proc
+
+    def feed(self, *argv: str, source: Path, progress: ui.Progress, cwd: Path | None = None) -> None:
+        """Run ``argv`` with the file ``source`` as its stdin, fed in chunks that ``progress`` counts, so
+        a long silent command (``tar -x`` of a big archive) shows bytes done of the total; raise
+        CommandError on failure."""
+        where = cwd if cwd is not None else self.cwd
+        self.log(argv, where, None, stdin=source)
+        with open(source, "rb") as src, tempfile.TemporaryFile() as errors:
+            with _launching(argv, where):
+                proc = subprocess.Popen(list(argv), cwd=where, env=self._env(None), stdin=subprocess.PIPE,
+                                        stdout=errors, stderr=errors)
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):  # it stopped reading: its exit code and message say why
+                try:
+                    for chunk in iter(lambda: src.read(1 << 20), b""):
+                        proc.stdin.write(chunk)
+                        progress.update(progress.done + len(chunk))
+                finally:
+                    proc.stdin.close()
+            returncode = proc.wait()
+            if returncode != 0:
+                errors.seek(0)
+                raise CommandError(argv, returncode, "", errors.read().decode(errors="replace"))
+        progress.update(progress.done, force=True)
 
     def git(self, *args: str, cwd: Path | None = None, **kwargs) -> str:
         """Run git with the stable config; return stdout (text) or raise CommandError."""
@@ -152,3 +179,14 @@ class Shell:
         for key, value in GIT_STABLE_CONFIG:
             argv += ["-c", f"{key}={value}"]
         return argv + list(args)
+
+
+@contextlib.contextmanager
+def _launching(argv: Sequence[str], where: Path | None) -> Iterator[None]:
+    """A program that cannot be started is the user's to fix (install it), not a traceback."""
+    try:
+        yield
+    except FileNotFoundError as err:
+        raise ui.UserError(f"`{argv[0]}` is not installed or not on PATH ({err.strerror}); install it and retry") from None
+    except PermissionError as err:
+        raise ui.UserError(f"cannot run `{argv[0]}` in {where}: {err.strerror}") from None

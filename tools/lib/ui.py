@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
+import threading
 import time
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 # Exit codes shared by every tool.  0 = success.
@@ -86,18 +89,67 @@ def step(title: str) -> Iterator[None]:
 
 
 class Progress:
-    """Counts items of a long step and prints ``[i/n] elapsed label`` lines."""
+    """How far a long step is: ``[i/n elapsed] title: label`` lines for items, and for bytes
+    (:meth:`bytes`) ``[12.3 MB/27.2 MB 45% elapsed] title``, at most one line per ``every`` seconds
+    so a fast stream of updates does not flood the log."""
 
-    def __init__(self, total: int, title: str) -> None:
+    def __init__(self, total: int, title: str, *, unit: Callable[[int], str] = str, percent: bool = False,
+                 every: float = 0.0) -> None:
         self.total = total
         self.title = title
+        self.unit = unit
+        self.percent = percent
+        self.every = every
         self.done = 0
         self.start = time.monotonic()
+        self.shown = -math.inf
+
+    @classmethod
+    def bytes(cls, total: int, title: str, every: float = 2.0) -> "Progress":
+        return cls(total, title, unit=fmt_bytes, percent=True, every=every)
 
     def advance(self, label: str) -> None:
-        self.done += 1
-        elapsed = fmt_seconds(time.monotonic() - self.start)
-        info(f"[{self.done}/{self.total} {elapsed}] {self.title}: {label}")
+        self.update(self.done + 1, label)
+
+    def update(self, done: int, label: str = "", *, force: bool = False) -> None:
+        """``done`` of ``total`` so far; prints a line unless one was printed less than ``every`` s ago."""
+        self.done = done
+        now = time.monotonic()
+        if not force and now - self.shown < self.every:
+            return
+        self.shown = now
+        pct = f" {100 * done // self.total}%" if self.percent and self.total else ""
+        text = f": {label}" if label else ""
+        info(f"[{self.unit(done)}/{self.unit(self.total)}{pct} {fmt_seconds(now - self.start)}] {self.title}{text}")
+
+
+@contextlib.contextmanager
+def watch_growth(path: Path, total: int, title: str, every: float = 2.0) -> Iterator[Progress]:
+    """While the block runs another program that writes ``path`` (apt's download of a file of
+    ``total`` bytes), print its size every ``every`` seconds, and the final size when the block
+    succeeds: the program's own output says nothing until the file is complete."""
+    progress = Progress.bytes(total, title, every)
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(every):
+            progress.update(_size(path), force=True)
+
+    watcher = threading.Thread(target=poll, name="watch_growth", daemon=True)
+    watcher.start()
+    try:
+        yield progress
+    finally:
+        stop.set()
+        watcher.join()
+    progress.update(_size(path), force=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # not created yet
+        return 0
 
 
 def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
