@@ -83,13 +83,15 @@ def stock_python() -> str:
 
 @pytest.fixture(scope="session")
 def overlay(pinned_source) -> Path:
-    """The default overlay (<cache>/overlay) for the repo's stack, built (incrementally) by the real tool."""
-    from tools.lib.overlay import compile as cc
+    """The default overlay (<cache>/overlay) for the repo's stack, built (incrementally) and its wheel
+    installed into the overlay venv by the real tool: the installed library's path."""
+    from tools.lib.overlay import torch_hook
 
     assert run_tool("apply_patches").returncode == 0
     res = run_tool("overlay", "build")
     assert res.returncode == 0, res.stderr[-3000:]
-    return paths.cache_dir() / "overlay" / "lib" / cc.LIB_NAME
+    venv = paths.cache_dir() / "overlay" / "venv"
+    return next(venv.glob(f"lib/python3*/site-packages/torch/lib/{torch_hook.LIB_NAME}"))
 
 
 @pytest.fixture

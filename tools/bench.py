@@ -222,25 +222,14 @@ def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[
     return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode, *extra]
 
 
-def _real_python(venv: Path) -> Path:
-    """The venv's link to its interpreter (``overlay.venv.real_python``), by its path in the
-    venv so that the venv is used (the overlay venv's ``python`` is a script that sets LD_PRELOAD)."""
-    from tools.lib.overlay.venv import real_python
-
-    real = real_python(venv)
-    for cand in sorted((venv / "bin").glob("python*")):
-        if cand.is_symlink() and cand.resolve() == real:
-            return cand
-    raise ui.UserError(f"{venv}: no link to {real} in bin/; rebuild it (`python tools/overlay.py build`)")
-
-
 def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str], out_dir: Path) -> dict:
     """One worker run under callgrind: ``{"instructions": n}`` for the region the worker mode
-    times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's interpreter
-    with the overlay library loaded in process (see bench_workloads._load_overlay_in_process),
-    the C++ extensions dir its wrapper would pick, and must have run the stack's C++."""
+    times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's python (its
+    torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
+    and must have run the stack's C++."""
     from tools.lib import callgrind
-    from tools.lib.overlay import compile as cc
+    from tools.lib.overlay import install
+    from tools.lib.overlay.venv import venv_python
 
     cache = paths.cache_dir() / "bench" / "callgrind"
     env = {**env, "FCA_BENCH_CALLGRIND_CTL": str(callgrind.ensure_ctl_lib(cache)), "PYTHONHASHSEED": "0",
@@ -250,17 +239,16 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     if kind == "stock":
         venv = paths.cache_dir() / "venvs" / "stock"
     else:
-        venv = paths.cache_dir() / "overlay" / "venv"
-        lib = str(paths.cache_dir() / "overlay" / "lib" / cc.LIB_NAME)
-        wrapper_default = subprocess.run([str(venv / "bin" / "python"), "-c", "import os; print(os.environ['TORCH_EXTENSIONS_DIR'])"],
-                                         capture_output=True, text=True, check=True).stdout.strip()
-        env.update(FCA_OVERLAY_LIB=lib, FCA_BENCH_OVERLAY_DLOPEN=lib, TORCH_EXTENSIONS_DIR=env.get("TORCH_EXTENSIONS_DIR", wrapper_default))
+        overlay = paths.cache_dir() / "overlay"
+        venv = overlay / "venv"
+        stack = json.loads((overlay / "stamp.json").read_text())["stack"]
+        env.setdefault("TORCH_EXTENSIONS_DIR", str(install.extensions_dir(overlay / "state", stack)))
     worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
     runs = out_dir / "callgrind"
     runs.mkdir(parents=True, exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"{workload}-{mode}-{kind}-", dir=runs)) / "callgrind.out"
     env["TORCHINDUCTOR_CACHE_DIR"] = str(out.parent / "inductor")  # cold, as in a first-backward sample
-    argv = callgrind.wrap([str(_real_python(venv)), worker, workload, INSTRUCTION_MODES[mode]], out)
+    argv = callgrind.wrap([str(venv_python(venv)), worker, workload, INSTRUCTION_MODES[mode]], out)
     proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, timeout=3600)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -298,10 +286,9 @@ def _ensure_overlay() -> None:
 
 
 def _worker_env(kind: str, rep: int, out_dir: Path) -> dict[str, str]:
-    """A worker's cache dirs.  The overlay worker's C++ extensions go where the overlay venv's
-    python puts them by default, a dir keyed by the installed headers (see
-    tools/lib/overlay/install.py: torch's JIT loader does not rebuild an extension when the
-    torch headers change); the stock venv's headers never change."""
+    """A worker's cache dirs.  The overlay worker's C++ extensions go where ``overlay.py run``
+    puts them, a dir per stack (see tools/lib/overlay/install.py: torch's JIT loader does not
+    rebuild an extension when the torch headers change); the stock venv's headers never change."""
     env = {"TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
     if kind == "stock":
         env["TORCH_EXTENSIONS_DIR"] = str(paths.cache_dir() / "bench" / "stock" / "extensions")

@@ -26,7 +26,6 @@ unsupported Python, missing compiler or headers, stock wheel hash mismatch).
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -36,12 +35,11 @@ from typing import Sequence
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.lib import paths, stock_wheel, ui, wheel
-from tools.lib.overlay import build as ob, install, torch_hook
+from tools.lib import paths, ui, wheel
+from tools.lib.overlay import build as ob, package
 from tools.lib.overlay.venv import install_wheel, interpreter_facts
 from tools.lib.shell import Shell
 
-GENERATOR = "fca build_wheel"
 SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.6.0 publishes wheels for
 
 
@@ -72,21 +70,6 @@ def options_for(args: argparse.Namespace, version: str) -> ob.Options:
     )
 
 
-def wheel_files(built: ob.Built) -> dict[str, bytes]:
-    """Patched .py/.pyi files and headers at their place in the wheel."""
-    p = built.prepared
-    files: dict[str, bytes] = {}
-    for path in sorted(p.stack.touched):
-        rel = install.venv_target(path)
-        if rel is None:
-            continue
-        src = p.tree.path / path
-        if not src.is_file():
-            raise ui.UserError(f"the stack deletes {path}; the wheel builder only replaces or adds files")
-        files[rel] = src.read_bytes()
-    return files
-
-
 def build_wheel(args: argparse.Namespace) -> Path:
     t0 = time.monotonic()
     version = python_version(args.python or sys.executable)
@@ -98,45 +81,10 @@ def build_wheel(args: argparse.Namespace) -> Path:
             raise ui.UserError(f"applying the stack to the pinned source failed (exit {code}): {' '.join(apply)}",
                                exit_code=code)
     with ob.locked(opts.overlay_dir, "wheel build"):
-        built = ob.build(opts)
-        lib = opts.overlay_dir / "wheel" / torch_hook.LIB_NAME
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        with ui.step("link the wheel's library (runpath $ORIGIN)"):
-            ob.relink(built, lib, "$ORIGIN")
-        lib_bytes = lib.read_bytes()
-    p = built.prepared
-    stack_id = p.report["stack"]
-    tag = f"cp{version.replace('.', '')}"
-    stock = stock_wheel.ensure(paths.cache_dir(), version, str(p.venv / "bin" / "python"), p.sh)
-    name = wheel.WheelName("torch", f"2.6.0+fca.{stack_id}", tag, tag, "linux_x86_64")
-    stamp = {
-        "version": name.version,
-        "stack": stack_id,
-        "patches": [f.name for f in p.stack.files],
-        "torch": p.info.version,
-        "build_ids": p.stamp["build_ids"],
-    }
-    files = wheel_files(built)
-    init_rel = "torch/__init__.py"
-    init_edit = {}
-    if init_rel in files:  # the stack changes it: hook its version
-        files[init_rel] = torch_hook.patch_init(files[init_rel].decode()).encode()
-    else:
-        init_edit[init_rel] = lambda data: torch_hook.patch_init(data.decode()).encode()
-    files[f"torch/lib/{torch_hook.LIB_NAME}"] = lib_bytes
-    files[f"torch/lib/{torch_hook.STAMP_NAME}"] = (json.dumps(stamp, indent=1, sort_keys=True) + "\n").encode()
-
-    out_dir = (args.output or Path("dist")).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / name.filename
-    with ui.step(f"write {out.name} from {stock.name}"):
-        try:
-            counts = wheel.rewrite(stock, out, name, wheel.Change(files, init_edit), GENERATOR)
-        except ValueError as err:
-            raise ui.OperationFailed(f"cannot make the wheel from {stock}: {err}") from None
-    size = out.stat().st_size
+        made = package.make(ob.build(opts), (args.output or Path("dist")).resolve())
+    out, counts = made.path, made.counts
     ui.out(
-        f"wheel: {out} ({size / 1e6:.0f} MB; {counts['copied']} stock files copied, {counts['changed']} changed, "
+        f"wheel: {out} ({out.stat().st_size / 1e6:.0f} MB; {counts['copied']} stock files copied, {counts['changed']} changed, "
         f"{counts['added']} added) in {ui.fmt_seconds(time.monotonic() - t0)}\n"
         f"sha256: {wheel.file_sha256(out)}\n"
         f"install: pip install {out}"

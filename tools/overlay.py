@@ -3,17 +3,19 @@
 
   plan           print which TUs would be compiled and why, and the header ABI check
   build          codegen + compile only what the stack changes (plus the generated
-                 nodes and the compiled-autograd entry point) against the wheel,
-                 link one library, check it, install it into a dedicated venv
-  run -- CMD     run CMD in that venv; its Python preloads the overlay
+                 nodes and the compiled-autograd entry point) against the stock wheel,
+                 link one library, check it, write the patched wheel (the one
+                 build_wheel.py writes) and pip-install it into a dedicated venv
+  run -- CMD     run CMD in that venv
   env            print the shell environment for the venv (`eval "$(... env)"`)
   status         what is built and installed, from which tree/stack
-  clean          restore the venv's stock torch files and drop the wrappers
+  clean          reinstall the stock torch wheel in the venv
 
-The venv's bin/python is a wrapper that puts the library in LD_PRELOAD; the
-library is removed from LD_PRELOAD again inside Python, so compilers and other
-non-Python children never load it, while Python children (sys.executable)
-always do.
+The venv's torch is the patched wheel: plain `python`, its children and
+Inductor's workers all run the stack's C++, with no wrapper or LD_PRELOAD.
+`run` and `env` also point TORCH_EXTENSIONS_DIR (unless set) at a dir of the
+overlay's, one per stack: torch's JIT loader does not rebuild a C++ extension
+when torch's headers change.
 
 Exit codes: 0 ok, 1 build/check failed, 2 usage, 3 bad input (wrong torch or
 ABI, missing compiler or headers, stack not applied, stale overlay).
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -35,9 +38,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import paths, ui
-from tools.lib.overlay import build as ob, compile as cc, install
+from tools.lib.overlay import build as ob, compile as cc, install, package
 from tools.lib.overlay.build import STAMP_JSON, stack_hash
-from tools.lib.overlay.venv import check_torch
+from tools.lib.overlay.venv import check_torch, installed_torch_version, interpreter_facts, real_python
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
 
@@ -85,14 +88,14 @@ def _build(args: argparse.Namespace) -> int:
         ui.out(f"overlay: {lib} built and checked ({len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
                f"not installed) in {ui.fmt_seconds(time.monotonic() - t0)}")
         return ui.EXIT_OK
-    with ui.step(f"install into {venv}"):
-        record = install.install(venv, p.info.torch_dir, p.tree.path, p.stack.touched, lib, p.root / "state")
-    report["installed_files"] = sorted(record["files"])
+    made = package.make(built, p.root / "wheel" / "dist", prune=True)
+    install.install(venv, made.path, p.root / "state", p.sh)
+    report["wheel"] = made.path.name
     report["seconds_total"] = round(time.monotonic() - t0, 1)
     (p.root / "build-report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     ui.out(
-        f"overlay: {lib} ({len(p.selected)} TUs: {len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
-        f"{len(record['files'])} file(s) installed) in {ui.fmt_seconds(time.monotonic() - t0)}\n"
+        f"overlay: {lib} ({len(p.selected)} TUs: {len(result['compiled'])} compiled, {len(result['reused'])} unchanged); "
+        f"{made.path.name} installed into {venv} in {ui.fmt_seconds(time.monotonic() - t0)}\n"
         f"run: python tools/overlay.py run -- python -c 'import torch'"
     )
     return ui.EXIT_OK
@@ -116,19 +119,30 @@ def check_fresh(args: argparse.Namespace, stamp: dict) -> None:
         raise ui.UserError(f"{stamp['lib']} is missing; rebuild it: python tools/overlay.py build")
 
 
+def check_installed(args: argparse.Namespace, stamp: dict) -> None:
+    """The venv's torch is the wheel of the overlay's stack."""
+    want, have = package.version_of(stamp["stack"]), installed_torch_version(venv_dir(args))
+    if have != want:
+        raise ui.UserError(f"{venv_dir(args)} has torch {have or '(none)'}, not the overlay's {want}; "
+                           "install it: python tools/overlay.py build")
+
+
 def overlay_env(args: argparse.Namespace) -> dict[str, str]:
     venv = venv_dir(args)
     stamp = load_stamp(args)
     return {
         "VIRTUAL_ENV": str(venv),
         "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        "FCA_OVERLAY_LIB": stamp["lib"],
         "PYTHONNOUSERSITE": "1",
+        "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR")
+        or str(install.extensions_dir(overlay_root(args) / "state", stamp["stack"])),
     }
 
 
 def cmd_env(args: argparse.Namespace) -> int:
-    check_fresh(args, load_stamp(args))
+    stamp = load_stamp(args)
+    check_fresh(args, stamp)
+    check_installed(args, stamp)
     for k, v in overlay_env(args).items():
         ui.out(f"export {k}={shlex.quote(v)}")
     return ui.EXIT_OK
@@ -140,7 +154,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise ui.UserError("nothing to run: python tools/overlay.py run -- CMD [ARGS...]")
-    check_fresh(args, load_stamp(args))
+    stamp = load_stamp(args)
+    check_fresh(args, stamp)
+    check_installed(args, stamp)
     env = {**os.environ, **overlay_env(args)}
     try:
         return subprocess.call(command, env=env)
@@ -164,14 +180,16 @@ def _status(args: argparse.Namespace) -> int:
         ui.out(f"overlay: not built ({root})")
         return ui.EXIT_OK
     stamp = json.loads(stamp_path.read_text())
-    installed = (root / "state" / install.MANIFEST).is_file()
+    record = install.installed(root / "state")
+    have = installed_torch_version(venv_dir(args)) if venv_dir(args).exists() else None
+    installed = f"yes ({record['wheel']})" if record and have == record["version"] else f"no (torch {have or 'missing'})"
     try:
         check_fresh(args, stamp)
         fresh = "up to date with the stack"
     except ui.UserError as err:
         fresh = f"STALE: {err}"
     ui.out(f"overlay: {stamp['lib']}\n  tree: {stamp['tree']}\n  stack: {stamp['stack']} ({fresh})\n"
-           f"  torch: {stamp['torch']}\n  installed in {venv_dir(args)}: {'yes' if installed else 'no'}")
+           f"  torch: {stamp['torch']}\n  installed in {venv_dir(args)}: {installed}")
     return ui.EXIT_OK
 
 
@@ -183,18 +201,19 @@ def cmd_clean(args: argparse.Namespace) -> int:
 def _clean(args: argparse.Namespace) -> int:
     root = overlay_root(args)
     venv = venv_dir(args)
-    n = install.uninstall(venv, root / "state") if venv.exists() else 0
-    for name in (STAMP_JSON,):
-        (root / name).unlink(missing_ok=True)
-    lib = root / "lib" / cc.LIB_NAME
-    lib.unlink(missing_ok=True)
+    sh = Shell(verbose=not args.quiet)
+    replaced = None
+    if (venv / "pyvenv.cfg").is_file():
+        replaced = install.uninstall(venv, root / "state", interpreter_facts(str(real_python(venv)))["version"], sh)
+    (root / STAMP_JSON).unlink(missing_ok=True)
+    (root / "lib" / cc.LIB_NAME).unlink(missing_ok=True)
+    shutil.rmtree(root / "wheel", ignore_errors=True)
     if args.all:
-        import shutil
-
         shutil.rmtree(root / "build", ignore_errors=True)
     if venv.exists():
-        check_torch(venv, Shell(verbose=False))
-    ui.out(f"overlay: removed; {n} stock file(s) restored in {venv}" + ("; build dir removed" if args.all else ""))
+        check_torch(venv, sh)
+    what = f"stock torch reinstalled in {venv} (was {replaced})" if replaced else f"{venv} already had stock torch"
+    ui.out(f"overlay: removed; {what}" + ("; build dir removed" if args.all else ""))
     return ui.EXIT_OK
 
 
@@ -231,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("command", nargs=argparse.REMAINDER, help="the command, after `--`")
     e = sub.add_parser("env", help="print the environment for a shell")
     st = sub.add_parser("status", help="what is built and installed")
-    c = sub.add_parser("clean", help="restore the stock venv")
+    c = sub.add_parser("clean", help="reinstall stock torch in the venv; drop the library and the wheel")
     c.add_argument("--all", action="store_true", help="also delete the build dir (objects, generated sources)")
     for q in (b, pl, r, e, st, c):
         _global_options(q, in_subcommand=True)

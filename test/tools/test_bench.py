@@ -165,8 +165,8 @@ def test_the_ca_table_comes_with_a_png_plot_of_stock_and_overlay(tmp_path):
 
 def test_the_overlay_worker_builds_its_extensions_where_the_overlay_venv_keeps_them(tmp_path, monkeypatch):
     """torch's JIT loader does not rebuild an extension when the torch headers change, so the overlay
-    worker leaves TORCH_EXTENSIONS_DIR to the overlay venv's python (a dir keyed by the installed
-    headers, test_overlay.py); the stock worker keeps its own."""
+    worker leaves TORCH_EXTENSIONS_DIR to `overlay.py run` (a dir per stack, test_overlay.py); the
+    stock worker keeps its own."""
     monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
     assert "TORCH_EXTENSIONS_DIR" not in bench._worker_env("overlay", 0, tmp_path)
     stock = bench._worker_env("stock", 0, tmp_path)["TORCH_EXTENSIONS_DIR"]
@@ -242,16 +242,19 @@ def _worker_result(argv: list[str], env: dict[str, str]) -> dict:
     return json.loads(lines[-1])
 
 
-def test_the_overlay_library_loaded_in_process_is_in_effect_as_under_ld_preload(overlay, tmp_path):
-    """Valgrind cannot run the overlay venv's python (a script that sets LD_PRELOAD), so the
-    instruction modes run its interpreter and load the library before torch: compiled autograd's
-    C++ is then the stack's and binds functional ops, as under LD_PRELOAD; without it, stock's."""
-    python = bench._real_python(paths.cache_dir() / "overlay" / "venv")
+def test_the_overlay_venvs_own_python_runs_the_stacks_cpp_as_valgrind_starts_it(overlay, stock_python, tmp_path):
+    """The instruction modes start the overlay venv's python directly (under valgrind, no wrapper):
+    its torch is the patched wheel, so compiled autograd's C++ is the stack's; stock's is not."""
+    from tools.lib.overlay.venv import venv_python
+
+    python = venv_python(paths.cache_dir() / "overlay" / "venv")
+    assert python.is_symlink()
     argv = [str(python), str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py"), "mlp", "capture"]
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    assert _worker_result(argv, env)["patched_cxx"] is False
-    loaded = _worker_result(argv, {**env, "FCA_BENCH_OVERLAY_DLOPEN": str(overlay)})
-    assert loaded["patched_cxx"] is True and "seconds" in loaded
+    result = _worker_result(argv, env)
+    assert result["patched_cxx"] is True and "seconds" in result
+    stock = _worker_result([stock_python, *argv[1:]], env)
+    assert stock["patched_cxx"] is False
 
 
 def test_an_overlay_count_taken_on_stock_cpp_is_an_error_not_a_number(tmp_path):

@@ -193,14 +193,17 @@ def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviou
     assert results == {"fca_stock_headers": "[]", "fca_patched_headers": "['CppNode_Square']"}
 
 
-def test_python_children_get_the_overlay_and_other_children_do_not(overlay):
+def test_python_children_get_the_overlay_and_other_children_see_no_preload(overlay):
+    """The venv's torch is the patched wheel: any Python process that imports torch loads the
+    overlay (no wrapper, no LD_PRELOAD), and compilers run with nothing preloaded."""
     proc = in_overlay(
         """
         import os, subprocess, sys
+        import torch
         assert "libfca_overlay.so" in open("/proc/self/maps").read()
         child = subprocess.run(["sh", "-c", 'echo "[$LD_PRELOAD]"; g++ --version >/dev/null && echo gxx-ok'],
                                capture_output=True, text=True)
-        py = subprocess.run([sys.executable, "-c", "print('libfca_overlay.so' in open('/proc/self/maps').read())"],
+        py = subprocess.run([sys.executable, "-c", "import torch; print('libfca_overlay.so' in open('/proc/self/maps').read())"],
                             capture_output=True, text=True)
         print(child.stdout.split(), py.stdout.strip(), sys.executable)
         """
@@ -208,6 +211,7 @@ def test_python_children_get_the_overlay_and_other_children_do_not(overlay):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("] ")[0] == "['[]', 'gxx-ok'"
     assert proc.stdout.strip().endswith(f"True {VENV / 'bin' / 'python'}")
+    assert (VENV / "bin" / "python").is_symlink()
 
 
 def test_overlay_built_from_another_stack_is_refused(overlay, tmp_path):
@@ -312,82 +316,95 @@ def test_additive_header_change_passes_the_abi_check(overlay, pin_clone, tmp_pat
     assert "torch/csrc/dynamo/compiled_autograd.h: additive" in res.stdout
 
 
-def test_install_and_clean_restore_stock_files_exactly(tmp_path):
-    """File level: patched .py and headers go in, `clean` restores the stock bytes and wrappers."""
+def _torch_probe() -> list[str]:
+    """The overlay venv's torch as pip and compiled autograd see it: version, patched C++ or not."""
+    proc = subprocess.run(
+        [str(VENV / "bin" / "python"), "-c", "import importlib.metadata as m, torch; "
+         "print(m.version('torch'), hasattr(torch._C._dynamo.compiled_autograd, 'note_proxied_call'))"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.split()
+
+
+def test_build_installs_the_patched_wheel_and_clean_reinstalls_stock(overlay):
+    """One build, two installs: the overlay venv's torch is the wheel build_wheel.py makes, installed
+    by pip; `clean` puts the stock wheel back, and `build` installs the patched one again."""
+    stamp = json.loads((OVERLAY / "stamp.json").read_text())
+    patched = f"2.6.0+fca.{stamp['stack']}"
+    assert _torch_probe() == [patched, "True"]
+    record = install.installed(OVERLAY / "state")
+    assert record["version"] == patched and (OVERLAY / "wheel" / "dist" / record["wheel"]).is_file()
+    try:
+        res = run_tool("overlay", "clean")
+        assert res.returncode == 0 and f"stock torch reinstalled in {VENV} (was {patched})" in res.stdout, res.stderr
+        assert _torch_probe() == ["2.6.0", "False"]
+        res = run_tool("overlay", "run", "--", "python", "-c", "pass")
+        assert res.returncode == 3 and "no overlay is built" in res.error_line
+    finally:
+        res = run_tool("overlay", "build")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert _torch_probe() == [patched, "True"]
+
+
+def test_an_edited_torch_file_stops_clean_and_is_kept(overlay):
+    """User edits are never overwritten: a file of the installed wheel edited after pip installed it
+    stops `clean` (and a reinstall) with its name; put back, the venv is as it was."""
+    target = next(VENV.glob("lib/python3*/site-packages/torch/_dynamo/compiled_autograd.py"))
+    original = target.read_bytes()
+    target.write_bytes(original + b"# my debugging edit\n")
+    try:
+        res = run_tool("overlay", "clean")
+        assert res.returncode == 3, res.stdout + res.stderr
+        assert f"{target} was edited after pip installed it" in res.error_line
+        assert target.read_bytes().endswith(b"# my debugging edit\n")
+    finally:
+        target.write_bytes(original)
+    assert install.edited_files(VENV) == []
+    assert f"installed in {VENV}: yes" in run_tool("overlay", "status").stdout
+
+
+def test_a_copied_files_overlay_venv_is_migrated_to_plain_interpreter_links(tmp_path):
+    """A venv from the copied-files overlay (bin/python a wrapper that set LD_PRELOAD, a .pth hook,
+    installed.json) gets its interpreter links back before pip replaces torch."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     sp = next(venv.glob("lib/python3*/site-packages"))
-    torch_dir = sp / "torch"
-    (torch_dir / "_dynamo").mkdir(parents=True)
-    (torch_dir / "include/torch/csrc/dynamo").mkdir(parents=True)
-    (torch_dir / "_dynamo/compiled_autograd.py").write_text("stock py\n")
-    (torch_dir / "include/torch/csrc/dynamo/compiled_autograd.h").write_text("stock h\n")
-    tree = tmp_path / "tree"
-    (tree / "torch/_dynamo").mkdir(parents=True)
-    (tree / "torch/csrc/dynamo").mkdir(parents=True)
-    (tree / "torch/_dynamo/compiled_autograd.py").write_text("patched py\n")
-    (tree / "torch/csrc/dynamo/compiled_autograd.h").write_text("patched h\n")
-    (tree / "torch/csrc/dynamo/new.h").write_text("new h\n")
-    before = {p: p.read_bytes() for p in sp.rglob("*") if p.is_file()}
-    links = {p.name: (p.is_symlink(), p.resolve()) for p in (venv / "bin").iterdir()}
-    changed = ["torch/_dynamo/compiled_autograd.py", "torch/csrc/dynamo/compiled_autograd.h", "torch/csrc/dynamo/new.h", "test/x.py"]
-    record = install.install(venv, torch_dir, tree, changed, tmp_path / "lib.so", tmp_path / "state")
-    assert sorted(record["files"]) == [
-        "torch/_dynamo/compiled_autograd.py", "torch/include/torch/csrc/dynamo/compiled_autograd.h",
-        "torch/include/torch/csrc/dynamo/new.h",
-    ]
-    assert (torch_dir / "_dynamo/compiled_autograd.py").read_text() == "patched py\n"
-    assert "LD_PRELOAD" in (venv / "bin/python").read_text()
-    assert install.uninstall(venv, tmp_path / "state") == 3
-    assert {p: p.read_bytes() for p in sp.rglob("*") if p.is_file()} == before
-    assert {p.name: (p.is_symlink(), p.resolve()) for p in (venv / "bin").iterdir()} == links
+    links = {p.name: os.readlink(p) for p in (venv / "bin").iterdir() if p.is_symlink()}
+    for name in ("python", "python3"):
+        (venv / "bin" / name).unlink()
+        (venv / "bin" / name).write_text("#!/bin/bash\nexport LD_PRELOAD=/x/libfca_overlay.so\n")
+    (sp / "fca_overlay.pth").write_text("import os\n")
+    state = tmp_path / "state"
+    (state / "stock").mkdir(parents=True)
+    (state / install.LEGACY_MANIFEST).write_text(json.dumps(
+        {"files": {}, "wrappers": {"python": links["python"], "python3": links["python3"]},
+         "pth": str((sp / "fca_overlay.pth").relative_to(venv))}))
+    assert install._migrate_legacy(venv, state) is True
+    assert {p.name: os.readlink(p) for p in (venv / "bin").iterdir() if p.is_symlink()} == links
+    assert not (sp / "fca_overlay.pth").exists() and not (state / "stock").exists()
+    assert not (state / install.LEGACY_MANIFEST).exists()
+    assert install._migrate_legacy(venv, state) is False
 
 
-def test_wrappers_keep_cpp_extensions_per_installed_header_set(tmp_path):
-    """torch's JIT loader does not rebuild an extension when torch's headers change, so the venv's
-    python defaults TORCH_EXTENSIONS_DIR to a dir keyed by the installed headers; a caller's wins."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    torch_dir = next(venv.glob("lib/python3*/site-packages")) / "torch"
-    (torch_dir / "include/torch/csrc/autograd").mkdir(parents=True)
-    (tmp_path / "tree/torch/csrc/autograd").mkdir(parents=True)
-    header = tmp_path / "tree/torch/csrc/autograd/custom_function.h"
-    show = [str(venv / "bin" / "python"), "-c", "import os; print(os.environ['TORCH_EXTENSIONS_DIR'])"]
-    dirs = []
-    for text in ("patched h\n", "patched again h\n"):
-        header.write_text(text)
-        install.install(venv, torch_dir, tmp_path / "tree", ["torch/csrc/autograd/custom_function.h"],
-                        tmp_path / "lib.so", tmp_path / "state")
-        env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"}
-        dirs.append(subprocess.run(show, capture_output=True, text=True, env=env, check=True).stdout.strip())
-        mine = subprocess.run(show, capture_output=True, text=True, env={**env, "TORCH_EXTENSIONS_DIR": "/mine"}, check=True)
-        assert mine.stdout.strip() == "/mine"
-    assert dirs[0] != dirs[1]
-    assert all(Path(d).parent == tmp_path / "state" / "torch_extensions" for d in dirs)
+def test_run_keeps_cpp_extensions_per_stack_unless_the_caller_sets_a_dir(overlay, monkeypatch):
+    """torch's JIT loader does not rebuild an extension when torch's headers change, so `run`
+    defaults TORCH_EXTENSIONS_DIR to a dir of the overlay's for this stack; a caller's wins."""
+    monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
+    show = "import os; print(os.environ['TORCH_EXTENSIONS_DIR'])"
+    stack = json.loads((OVERLAY / "stamp.json").read_text())["stack"]
+    assert in_overlay(show).stdout.strip() == str(OVERLAY / "state" / "torch_extensions" / stack)
+    assert in_overlay(show, env={**os.environ, "TORCH_EXTENSIONS_DIR": "/mine"}).stdout.strip() == "/mine"
 
 
-def test_clean_refuses_to_overwrite_an_edited_installed_file(tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    sp = next(venv.glob("lib/python3*/site-packages"))
-    (sp / "torch/_dynamo").mkdir(parents=True)
-    (sp / "torch/_dynamo/x.py").write_text("stock\n")
-    (tmp_path / "tree/torch/_dynamo").mkdir(parents=True)
-    (tmp_path / "tree/torch/_dynamo/x.py").write_text("patched\n")
-    install.install(venv, sp / "torch", tmp_path / "tree", ["torch/_dynamo/x.py"], tmp_path / "lib.so", tmp_path / "state")
-    (sp / "torch/_dynamo/x.py").write_text("my debugging edit\n")
-    with pytest.raises(UserError, match="was edited after the overlay installed it"):
-        install.uninstall(venv, tmp_path / "state")
-    assert (sp / "torch/_dynamo/x.py").read_text() == "my debugging edit\n"
-
-
-def test_status_and_env(overlay):
+def test_status_and_env(overlay, monkeypatch):
+    monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
     status = run_tool("overlay", "status")
     assert status.returncode == 0 and "up to date with the stack" in status.stdout
     env = run_tool("overlay", "env")
     assert env.returncode == 0
-    assert f"export VIRTUAL_ENV={VENV}" in env.stdout and "export FCA_OVERLAY_LIB=" in env.stdout
     stamp = json.loads((OVERLAY / "stamp.json").read_text())
+    assert f"export VIRTUAL_ENV={VENV}" in env.stdout
+    assert f"export TORCH_EXTENSIONS_DIR={OVERLAY / 'state' / 'torch_extensions' / stamp['stack']}" in env.stdout
     assert stamp["torch"].startswith("2.6.0") and set(stamp["build_ids"]) == {"libtorch_cpu.so", "libtorch_python.so"}
 
 
@@ -486,3 +503,16 @@ def test_a_cut_off_compile_key_file_recompiles_instead_of_stopping(overlay):
     res = run_tool("overlay", "-q", "build", "--no-install")
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(keys.read_text())  # written again, whole
+
+
+def test_a_new_venv_on_a_full_disk_is_refused_before_anything_is_made(tmp_path, monkeypatch):
+    """The free-disk preflight: a torch venv (and the first download) would not fit; one line, nothing made."""
+    import shutil as sh_mod
+
+    from tools.lib.overlay import venv as venv_mod
+    from tools.lib.shell import Shell
+
+    monkeypatch.setattr(sh_mod, "disk_usage", lambda p: sh_mod._ntuple_diskusage(10**12, 10**12 - 10**8, 10**8))
+    with pytest.raises(UserError, match=r"100.0 MB free on its disk, a torch 2.6.0 venv \(~5.7 GB installed, plus ~3.6 GB"):
+        venv_mod._fill(tmp_path / "venv", sys.executable, tmp_path / "house", Shell(verbose=False), "x", download=tmp_path / "r.txt")
+    assert not (tmp_path / "venv").exists() and not (tmp_path / "house").exists()

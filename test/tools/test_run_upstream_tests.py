@@ -623,7 +623,7 @@ def test_a_deliberately_broken_patch_fails_the_run_with_a_readable_report(pin_cl
     from tools.lib.overlay import install
 
     real = paths.cache_dir() / "overlay"
-    watched = ["stamp.json", "lib/libfca_overlay.so", f"state/{install.MANIFEST}"] + [
+    watched = ["stamp.json", "lib/libfca_overlay.so", f"state/{install.RECORD_JSON}"] + [
         str(f.relative_to(real)) for f in real.glob("venv/lib/python3*/site-packages/torch/_dynamo/compiled_autograd.py")]
     before = snapshot(real, watched)
 

@@ -203,23 +203,10 @@ def _nothing() -> None:
     pass
 
 
-def _load_overlay_in_process() -> None:
-    """``FCA_BENCH_OVERLAY_DLOPEN``: the overlay library, loaded into the global symbol
-    scope before torch is imported, so that torch's libraries bind to its definitions as
-    they would under the overlay venv's LD_PRELOAD.  For runs under valgrind, which
-    cannot start the overlay venv's python (a script that sets LD_PRELOAD: valgrind's own
-    launcher would preload the library too and fail)."""
-    lib = os.environ.get("FCA_BENCH_OVERLAY_DLOPEN")
-    if lib:
-        import ctypes
-
-        ctypes.CDLL(lib, mode=os.RTLD_GLOBAL | os.RTLD_NOW)
-
-
 def _patched_cxx(torch) -> bool:
     """Whether compiled autograd's C++ module is the stack's (it has ``note_proxied_call``,
-    which the patched Python side calls): false on stock, and on the overlay venv when its
-    library is not in effect."""
+    which the patched Python side calls): false on stock, and on a patched torch whose
+    overlay library is not in effect."""
     return hasattr(torch._C._dynamo.compiled_autograd, "note_proxied_call")
 
 
@@ -439,7 +426,6 @@ def _error(workload: str, mode: str, err: BaseException) -> dict:
 
 def main() -> int:
     workload, mode = sys.argv[1], sys.argv[2]
-    _load_overlay_in_process()
     if "--serve" in sys.argv[3:]:
         try:
             return serve(workload, mode)

@@ -219,7 +219,9 @@ def prepare(opts: Options) -> Prepared:
     _write_if_changed(layout.gen / generated.SHIMS_FILE, generated.render_shims(tree.path))
     lib_dir = info.torch_dir / "lib"
     expected = {name: generated.build_id(lib_dir / name) for name in ("libtorch_cpu.so", "libtorch_python.so")}
-    stamp = {"tree": str(tree.path), "stack": report["stack"], "torch": info.version, "build_ids": expected}
+    # the stock version even when the venv has a patched wheel installed ("2.6.0+fca.<id>"): the stamp,
+    # compiled into the library, must not change with what is installed
+    stamp = {"tree": str(tree.path), "stack": report["stack"], "torch": info.version.split("+")[0], "build_ids": expected}
     _write_if_changed(layout.gen / generated.STAMP_FILE, generated.render_stamp(stamp, expected))
 
     selected = tuset.select_tus(tree.path, stack.touched)

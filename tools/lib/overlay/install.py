@@ -1,215 +1,144 @@
-"""Put the patched tree into the overlay venv, and take it out again exactly.
+"""The overlay venv's torch: the patched wheel, installed by pip, and stock torch back again.
 
-* Files: every ``.py`` under ``torch/`` and every header the stack changes is
-  copied into the venv's ``torch/`` (headers to ``torch/include/...``, where
-  C++ extensions built by upstream tests compile against them).  The stock
-  file is backed up first; ``installed.json`` records each file so ``clean``
-  restores the stock venv byte for byte, and refuses to overwrite a file
-  somebody edited after we installed it.
-* Preload: ``bin/python``, ``python3`` and ``python3.X`` become wrappers that
-  put the overlay library in ``LD_PRELOAD`` and ``exec -a`` the real
-  interpreter (so ``sys.executable`` is the wrapper and Python children get
-  the overlay too).  A ``.pth`` hook removes the overlay from ``LD_PRELOAD``
-  in the running interpreter's environment, so non-Python children (g++,
-  ninja, ld) never load libtorch.
-* C++ extensions: the wrappers default ``TORCH_EXTENSIONS_DIR`` to a dir of the
-  state keyed by the installed headers.  torch's JIT loader rebuilds an extension
-  when its sources or flags change, not when the torch headers do (they are
-  ``-isystem``, so ``-MMD`` does not list them): in the shared default dir an
-  extension built before the stack changed a header (or built by the stock venv)
-  would load with the old inline code.  A ``TORCH_EXTENSIONS_DIR`` set by the
-  caller wins.
+* ``install`` pip-installs the wheel ``package.make`` wrote (``--no-deps
+  --force-reinstall``: its dependencies are the stock wheel's, already there)
+  and records its sha256 in ``<state>/installed-wheel.json``; the same wheel
+  twice is a no-op, so processes running in the venv never see torch half
+  replaced.  ``uninstall`` reinstalls the stock wheel from the wheelhouse.
+* User edits are never overwritten: a file of the installed torch that
+  changed after pip installed it (its bytes no longer match pip's RECORD)
+  stops both, naming the file.
+* C++ extensions: ``extensions_dir`` is the ``TORCH_EXTENSIONS_DIR`` that
+  ``overlay.py run`` defaults to, one per stack.  torch's JIT loader rebuilds
+  an extension when its sources or flags change, not when the torch headers
+  do (they are ``-isystem``, so ``-MMD`` does not list them): in the shared
+  default dir an extension built before the stack changed a header (or built
+  by the stock venv) would load with the old inline code.
+* An overlay venv from before the wheel (patched files copied over stock,
+  ``bin/python`` a wrapper that set ``LD_PRELOAD``, ``installed.json``) is
+  migrated: its wrappers and ``.pth`` hook go, and pip replaces the files.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable
 
-from tools.lib import ui
-from tools.lib.overlay.venv import real_python
+from tools.lib import paths, stock_wheel, ui, wheel
+from tools.lib.overlay.venv import installed_torch_version, venv_python
+from tools.lib.shell import Shell
 
-MANIFEST = "installed.json"
-PTH_NAME = "fca_overlay.pth"
-# One line (a .pth line starting with "import" is executed at startup); no free variables,
-# since site.py exec()s it with separate globals and locals.
-PTH_LINE = (
-    "import os; os.environ.__setitem__('LD_PRELOAD', ':'.join(filter(os.environ.get('FCA_OVERLAY_LIB', '\\0').__ne__, "
-    "filter(None, os.environ.get('LD_PRELOAD', '').split(':')))))\n"
-)
-WRAPPED = ("python", "python3")
+RECORD_JSON = "installed-wheel.json"
+LEGACY_MANIFEST = "installed.json"  # the copied-files install this module replaced
 
 
-def venv_target(tree_path: str) -> str | None:
-    """Where a changed tree file lives in an installed torch (relative to site-packages), or None."""
-    if tree_path.startswith("torch/") and tree_path.endswith((".py", ".pyi")):
-        return tree_path
-    if tree_path.endswith((".h", ".hpp", ".cuh")):
-        if tree_path.startswith("aten/src/"):
-            return "torch/include/" + tree_path[len("aten/src/"):]
-        if tree_path.startswith(("torch/csrc/", "c10/", "caffe2/")):
-            return "torch/include/" + tree_path
-    return None
+def extensions_dir(state: Path, stack_id: str) -> Path:
+    return state / "torch_extensions" / stack_id
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def installed(state: Path) -> dict | None:
+    """``{"wheel": name, "sha256": ..., "version": ...}`` of the wheel installed into the venv, or None."""
+    f = state / RECORD_JSON
+    try:
+        return json.loads(f.read_text()) if f.is_file() else None
+    except json.JSONDecodeError:
+        return None  # cut off (a full disk, a killed install): install again
 
 
-def headers_key(files: dict) -> str:
-    """A digest of the installed headers (``installed.json``'s ``files``): it changes exactly
-    when an extension compiled against the venv's ``torch/include`` has to be rebuilt."""
-    headers = sorted((rel, str(e.get("sha"))) for rel, e in files.items() if rel.startswith("torch/include/"))
-    return hashlib.sha256(json.dumps(headers).encode()).hexdigest()[:16]
+def _site_packages(venv: Path) -> Path | None:
+    return next((p for p in sorted((venv / "lib").glob("python3*/site-packages")) if p.is_dir()), None)
 
 
-def extensions_dir(state: Path, files: dict) -> Path:
-    return state / "torch_extensions" / headers_key(files)
+def edited_files(venv: Path) -> list[str]:
+    """Files of the installed torch whose bytes differ from pip's RECORD of them.  Only files
+    modified after the RECORD was written are hashed (an install leaves them all older)."""
+    sp = _site_packages(venv)
+    if sp is None:
+        return []
+    records = sorted(sp.glob("torch-*.dist-info/RECORD"))
+    if not records:
+        return []
+    since = records[0].stat().st_mtime_ns
+    edited = []
+    for rel, (digest, _size) in wheel.parse_record(records[0].read_text()).items():
+        f = sp / rel
+        if not digest or not f.is_file() or f.stat().st_mtime_ns <= since:
+            continue
+        if wheel.record_hash(f.read_bytes()) != digest:
+            edited.append(rel)
+    return edited
 
 
-def wrapper_text(lib: Path, real: Path, extensions: Path) -> str:
-    return (
-        "#!/bin/bash\n"
-        "# generated by tools/overlay.py: this venv's Python with the fca overlay preloaded\n"
-        f"export FCA_OVERLAY_LIB='{lib}'\n"
-        'export LD_PRELOAD="$FCA_OVERLAY_LIB${LD_PRELOAD:+:$LD_PRELOAD}"\n'
-        "# C++ extensions built against this venv's (patched) headers, kept per header set\n"
-        f"export TORCH_EXTENSIONS_DIR=\"${{TORCH_EXTENSIONS_DIR:-{extensions}}}\"\n"
-        f"exec -a \"$0\" '{real}' \"$@\"\n"
-    )
+def _refuse_edits(venv: Path, what: str) -> None:
+    edited = edited_files(venv)
+    if edited:
+        more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+        raise ui.UserError(
+            f"{_site_packages(venv) / edited[0]}{more} was edited after pip installed it; save your edit elsewhere "
+            f"and reinstall that file's torch (or delete the venv) before {what}"
+        )
 
 
-def _installed_as_wanted(venv: Path, torch_dir: Path, tree: Path, changed: list[str], lib: Path, state: Path) -> dict | None:
-    """The manifest, if the venv already holds exactly this install (a no-op rebuild leaves the venv alone:
-    processes running in it never see a stock file for a moment)."""
-    manifest = state / MANIFEST
-    if not manifest.is_file():
-        return None
-    record = json.loads(manifest.read_text())
-    sp = torch_dir.parent
-    wanted = {venv_target(p): p for p in changed if venv_target(p)}
-    if set(record.get("files", {})) != set(wanted):
-        return None
-    for rel, path in wanted.items():
-        src, dest = tree / path, sp / rel
-        if not (src.is_file() and dest.is_file() and _sha(src) == _sha(dest) == record["files"][rel].get("sha")):
-            return None
-    text = wrapper_text(lib, real_python(venv), extensions_dir(state, record["files"]))
-    for name in record.get("wrappers", {}):
-        w = venv / "bin" / name
-        if not w.is_file() or w.read_text() != text:
-            return None
-    pth = sp / PTH_NAME
-    return record if pth.is_file() and pth.read_text() == PTH_LINE else None
+def _pip_install(venv: Path, wheel_file: Path, sh: Shell) -> None:
+    with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
+        sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel_file),
+               env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, capture=False)
 
 
-def install(venv: Path, torch_dir: Path, tree: Path, changed: Iterable[str], lib: Path, state: Path) -> dict:
-    """Install; ``state`` holds the manifest and the stock backups.  Returns the manifest."""
-    changed = sorted(set(changed))
-    same = _installed_as_wanted(venv, torch_dir, tree, changed, lib, state)
-    if same is not None:
-        return same
-    uninstall(venv, state)  # start from the stock venv
-    sp = torch_dir.parent  # site-packages
-    backups = state / "stock"
+def install(venv: Path, wheel_file: Path, state: Path, sh: Shell) -> dict:
+    """The patched wheel as the venv's torch; returns the install record."""
+    sha = wheel.file_sha256(wheel_file)
+    version = wheel.WheelName.parse(wheel_file.name).version
+    record = {"wheel": wheel_file.name, "sha256": sha, "version": version}
+    migrated = _migrate_legacy(venv, state)
+    if not migrated and installed(state) == record and installed_torch_version(venv) == version:
+        return record
+    if not migrated:  # a copied-files install's own files differ from the RECORD: not edits
+        _refuse_edits(venv, "`overlay build` installs the patched wheel")
+    (state / RECORD_JSON).unlink(missing_ok=True)
+    _pip_install(venv, wheel_file, sh)
+    if installed_torch_version(venv) != version:
+        raise ui.OperationFailed(f"pip did not install torch {version} into {venv}")
     state.mkdir(parents=True, exist_ok=True)
-    record: dict = {"files": {}, "wrappers": {}, "pth": None}
-
-    def save() -> None:  # after every change, so an interrupted install can still be cleaned
-        tmp = state / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, state / MANIFEST)
-
-    for path in sorted(set(changed)):
-        rel = venv_target(path)
-        if rel is None:
-            continue
-        src = tree / path
-        dest = sp / rel
-        entry = {"stock": dest.is_file()}
-        if dest.is_file():
-            b = backups / rel
-            b.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(dest, b)
-        if src.is_file():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(dest.name + ".fca-tmp")
-            shutil.copy2(src, tmp)
-            os.replace(tmp, dest)
-            entry["sha"] = _sha(dest)
-        elif dest.is_file():
-            dest.unlink()  # the stack deletes it
-            entry["sha"] = None
-        record["files"][rel] = entry
-        save()
-    real = real_python(venv)
-    extensions = extensions_dir(state, record["files"])
-    bindir = venv / "bin"
-    for name in WRAPPED:
-        p = bindir / name
-        if not (p.exists() or p.is_symlink()):
-            continue
-        record["wrappers"][name] = os.readlink(p) if p.is_symlink() else None
-        if not p.is_symlink():
-            (backups / "bin").mkdir(parents=True, exist_ok=True)
-            shutil.copy2(p, backups / "bin" / name)
-        save()
-        tmp = p.with_name(p.name + ".fca-tmp")
-        tmp.write_text(wrapper_text(lib, real, extensions))
-        tmp.chmod(0o755)
-        os.replace(tmp, p)
-    pth = sp / PTH_NAME
-    pth.write_text(PTH_LINE)
-    record["pth"] = str(pth.relative_to(venv))
-    save()
+    tmp = state / (RECORD_JSON + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, state / RECORD_JSON)
     return record
 
 
-def uninstall(venv: Path, state: Path) -> int:
-    """Restore the stock venv from the manifest; returns how many files were restored."""
-    manifest = state / MANIFEST
+def uninstall(venv: Path, state: Path, python_version: str, sh: Shell) -> str | None:
+    """Stock torch back in the venv (the wheelhouse's stock wheel); returns the version it replaced, or None."""
+    migrated = _migrate_legacy(venv, state)
+    current = installed_torch_version(venv)
+    if current is None or ("+fca." not in current and not migrated):
+        (state / RECORD_JSON).unlink(missing_ok=True)
+        return None
+    if not migrated:
+        _refuse_edits(venv, "`overlay clean` reinstalls stock torch")
+    (state / RECORD_JSON).unlink(missing_ok=True)
+    stock = stock_wheel.ensure(paths.cache_dir(), python_version, str(venv_python(venv)), sh)
+    _pip_install(venv, stock, sh)
+    return current if "+fca." in current else "a copied-files overlay"
+
+
+def _migrate_legacy(venv: Path, state: Path) -> bool:
+    """Drop a copied-files install's wrappers, ``.pth`` hook and backups (pip then replaces its files)."""
+    manifest = state / LEGACY_MANIFEST
     if not manifest.is_file():
-        return 0
+        return False
     record = json.loads(manifest.read_text())
-    torch_sp = next((p for p in (venv / "lib").glob("python3*/site-packages") if p.is_dir()), None)
-    if torch_sp is None:
-        raise ui.UserError(f"{venv} has no site-packages; delete {state} and the venv, then rebuild")
-    backups = state / "stock"
-    edited = [
-        rel for rel, e in record["files"].items()
-        if e.get("sha") and (torch_sp / rel).is_file() and _sha(torch_sp / rel) != e["sha"]
-    ]
-    if edited:
-        raise ui.UserError(
-            f"{torch_sp / edited[0]} was edited after the overlay installed it; save your edit elsewhere and "
-            f"delete the file (or restore it from {backups / edited[0]}) before `overlay clean`"
-        )
-    count = 0
-    for rel, e in record["files"].items():
-        dest = torch_sp / rel
-        if e["stock"]:
-            tmp = dest.with_name(dest.name + ".fca-tmp")
-            shutil.copy2(backups / rel, tmp)
-            os.replace(tmp, dest)
-        elif dest.is_file():
-            dest.unlink()
-        count += 1
-    for name, target in record["wrappers"].items():
+    for name, target in record.get("wrappers", {}).items():
         p = venv / "bin" / name
         if target is not None:
             if p.exists() or p.is_symlink():
                 p.unlink()
             os.symlink(target, p)
-        elif (backups / "bin" / name).is_file():
-            shutil.copy2(backups / "bin" / name, p)
+        elif (state / "stock" / "bin" / name).is_file():
+            shutil.copy2(state / "stock" / "bin" / name, p)
     if record.get("pth"):
-        pth = venv / record["pth"]
-        if pth.exists():
-            pth.unlink()
+        (venv / record["pth"]).unlink(missing_ok=True)
+    shutil.rmtree(state / "stock", ignore_errors=True)
     manifest.unlink()
-    shutil.rmtree(backups, ignore_errors=True)
-    return count
+    return True

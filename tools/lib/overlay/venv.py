@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.lib import paths, ui
+from tools.lib import disk, paths, ui
 from tools.lib.shell import Shell
 
 LOCK = paths.REPO_ROOT / "tools" / "requirements" / "torch-venv.txt"
@@ -73,6 +73,11 @@ def _fill(venv: Path, base: str, house: Path, sh: Shell, what: str, *install_arg
     """Make ``venv`` from ``base`` if needed, download ``download`` (a requirements file) into the wheelhouse,
     then ``pip install --no-index`` ``install_args`` from it."""
     pip_env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    if not (venv / "pyvenv.cfg").is_file():  # measured: a torch 2.6.0 venv is 5.7 GB, the first download 3.6 GB
+        downloading = not any(house.glob("torch-2.6.0-*.whl"))
+        disk.check_free_disk(venv.parent, 6 * disk.GB + (3_600 * disk.MB if downloading else 0),
+                             "a torch 2.6.0 venv (~5.7 GB installed"
+                             + (f", plus ~3.6 GB of pip download into {house})" if downloading else ")"))
     with ui.step(f"creating venv {venv} ({base})"):
         if not (venv / "pyvenv.cfg").is_file():
             sh.run(base, "-m", "venv", str(venv))
