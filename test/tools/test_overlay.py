@@ -170,12 +170,8 @@ print(sorted({n.target.__name__ for n in graphs[0].graph.nodes
 '''
 
 
-def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviour(overlay, pinned_source, tmp_path):
-    # The stack changes CppNode<T>'s inline member functions (not its layout).
-    # An extension compiled against the stock custom_function.h carries the
-    # stock apply_with_saved: in the overlay its backward is still traced
-    # inline, exactly as on stock, with eager-equal grads.  The same source
-    # compiled against the installed (patched) headers records one opaque op.
+def _stock_custom_function_h(pinned_source: Path, tmp_path: Path) -> Path:
+    """An include dir with the pin's custom_function.h (skip if the stack does not change it)."""
     rel = "torch/csrc/autograd/custom_function.h"
     stock = subprocess.run(["git", "-C", str(pinned_source), "show", f"v2.6.0:{rel}"],
                            capture_output=True, text=True, check=True).stdout
@@ -184,13 +180,75 @@ def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviou
         pytest.skip("the stack does not change custom_function.h")
     (tmp_path / "stock" / rel).parent.mkdir(parents=True)
     (tmp_path / "stock" / rel).write_text(stock)
+    return tmp_path / "stock"
+
+
+def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviour(overlay, pinned_source, tmp_path):
+    # The stack changes CppNode<T>'s inline member functions (not its layout).
+    # An extension compiled against the stock custom_function.h carries the
+    # stock apply_with_saved: in the overlay its backward is still traced
+    # inline, exactly as on stock, with eager-equal grads.  The same source
+    # compiled against the installed (patched) headers records one opaque op.
+    stock = _stock_custom_function_h(pinned_source, tmp_path)
     env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     results = {}
-    for name, include in (("fca_stock_headers", [str(tmp_path / "stock")]), ("fca_patched_headers", [])):
+    for name, include in (("fca_stock_headers", [str(stock)]), ("fca_patched_headers", [])):
         proc = in_overlay(CPP_FUNCTION_UNDER_CA, "-q", args=(name, *include), env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         results[name] = proc.stdout.strip().splitlines()[-1]
     assert results == {"fca_stock_headers": "[]", "fca_patched_headers": "['CppNode_Square']"}
+
+
+MEAN_ROWS_UNDER_CA = r'''
+import sys
+import torch
+from torch._dynamo import compiled_autograd
+from torch.utils.cpp_extension import load_inline
+
+SOURCE = """
+struct MeanRows : public torch::autograd::Function<MeanRows> {
+  static constexpr bool is_traceable = true;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    return x * 1;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad) {
+    return {grad[0] / at::ones_symint({grad[0].sym_size(0)}, grad[0].options()).sum()};
+  }
+};
+torch::Tensor mean_rows(const torch::Tensor& x) { return MeanRows::apply(x); }
+"""
+name, include = sys.argv[1], sys.argv[2:]
+mod = load_inline(name=name, cpp_sources=SOURCE, functions="mean_rows", extra_include_paths=include)
+a, b = torch.randn(5, 3, requires_grad=True), torch.randn(7, 3, requires_grad=True)
+loss = lambda: mod.mean_rows(a.sin()).sum() + mod.mean_rows(b.sin()).sum()
+loss().backward()
+eager, a.grad, b.grad = (a.grad, b.grad), None, None
+try:
+    with torch.autograd.set_multithreading_enabled(False), compiled_autograd._enable(lambda gm: gm):
+        loss().backward()
+except compiled_autograd.CompiledAutogradDummySizeError as err:
+    print("refused:", str(err).splitlines()[0])
+else:
+    print("equal" if all(torch.allclose(e, g) for e, g in zip(eager, (a.grad, b.grad))) else "WRONG")
+'''
+
+
+def test_a_stock_header_extension_reading_grad_sizes_is_refused_and_a_rebuilt_one_works(overlay, pinned_source, tmp_path):
+    """A C++ Function built against the stock header is traced inline on the capture's placeholder
+    grads; a backward that reads a grad's size would read another tensor's (the placeholders of one
+    rank share their sizes), so the capture refuses it, naming the node and the fix; built against
+    the installed headers it is one opaque op and gives eager's grads."""
+    stock = _stock_custom_function_h(pinned_source, tmp_path)
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    results = {}
+    for name, include in (("fca_mean_rows_stock", [str(stock)]), ("fca_mean_rows_patched", [])):
+        proc = in_overlay(MEAN_ROWS_UNDER_CA, "-q", args=(name, *include), env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[name] = proc.stdout.strip().splitlines()[-1]
+    assert results["fca_mean_rows_patched"] == "equal"
+    assert results["fca_mean_rows_stock"].startswith("refused: compiled autograd: CppNode<MeanRows> (NodeCall ")
+    assert "rebuild the C++ extension that defines it against the installed torch's headers" in results["fca_mean_rows_stock"]
 
 
 def test_python_children_get_the_overlay_and_other_children_see_no_preload(overlay):

@@ -3735,6 +3735,30 @@ aot0_mm_1: aten.mm.default
 aot0_mm_2: aten.mm.default""",
         )
 
+    def test_functional_tensor_tangent_passes_through_only_in_compiled_autograd(self):
+        # The prologue lets a FunctionalTensor tangent through as is only
+        # while the compiled autograd graph is traced (AOTAutograd
+        # functionalizes the prologue call there); anywhere else it gets the
+        # type and metadata checks, as a FunctionalTensor did before.
+        from torch._functorch._aot_autograd.runtime_wrappers import (
+            AOTDispatchAutograd,
+        )
+        from torch._functorch._aot_autograd.schemas import PlainTensorMeta
+        from torch._subclasses.functional_tensor import (
+            FunctionalTensor,
+            FunctionalTensorMode,
+        )
+
+        with FunctionalTensorMode():
+            x = FunctionalTensor.to_functional(torch.randn(2, 3))
+        meta = PlainTensorMeta(0, memory_format=torch.contiguous_format)
+        with self.assertRaisesRegex(RuntimeError, r"guessed its\s+metadata incorrectly"):
+            AOTDispatchAutograd.process_runtime_tangent(x, meta)
+        with mock.patch.object(compiled_autograd, "in_compiled_autograd_region", True):
+            out, flat = AOTDispatchAutograd.process_runtime_tangent(x, meta)
+        self.assertIs(out, x)
+        self.assertEqual(len(flat), 1)
+
     def test_functional_aot_backward_with_saved_symints(self):
         # A dynamic region saves SymInts for its backward.  The copied graph
         # takes them from the capture's sizes: the second batch size
@@ -3901,6 +3925,106 @@ aot0_mm_2: aten.mm.default""",
                     r".*Python stack:.*reads_size.*C\+\+ stack:",
                 ):
                     self._captured_graphs(lambda: (x * 2).sum().backward())
+
+    def test_functional_copyslices_reached_by_an_undefined_grad(self):
+        # A Python backward returns None for an input updated in place
+        # through a view: CopySlices gets a dummy at capture and an undefined
+        # grad at runtime, and, as in eager, passes nothing on to base,
+        # whose grad comes from its other use alone
+        class F(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1.0
+
+            @staticmethod
+            def backward(ctx, grad):
+                return None
+
+        def fn():
+            for rows in (4, 6):
+                base = torch.randn(rows, 3, requires_grad=True)
+                x = base.clone()
+                x[:2].mul_(2)
+                (F.apply(x).sum() + (base * 3).sum()).backward()
+                yield base.grad
+
+        # two captures: the second batch size recaptures with dynamic sizes
+        self.check_output_and_recompiles(
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+        )
+
+    @scoped_load_inline
+    def test_functional_inline_node_reading_grad_sizes_is_refused_not_miscompiled(
+        self, load_inline
+    ):
+        # A C++ node whose apply_with_saved is not functional is traced inline
+        # on dummies.  The dummies of one rank share their size symbols, so
+        # the size it reads would be bound to another tensor's (here: a's
+        # grad divided by b's row count); the capture refuses it instead.
+        cpp_source = """
+#include <torch/csrc/autograd/functions/utils.h>
+struct MeanRowsBackward : public torch::autograd::Node {
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const auto& g = grads[0];
+    return {g / at::ones_symint({g.sym_size(0)}, g.options()).sum()};
+  }
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) override {}
+  torch::autograd::variable_list apply_with_saved(
+      const torch::autograd::variable_list& inputs,
+      torch::dynamo::autograd::SwapSavedVariables& saved) override {
+    return apply(torch::autograd::variable_list(inputs));
+  }
+};
+torch::Tensor mean_rows(const torch::Tensor& x) {
+  auto out = x.detach().clone();
+  auto node = std::shared_ptr<MeanRowsBackward>(
+      new MeanRowsBackward(), torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(out, node);
+  return out;
+}
+"""
+        module = load_inline(
+            name="test_functional_inline_node_reading_grad_sizes",
+            cpp_sources=cpp_source,
+            functions=["mean_rows"],
+            verbose=True,
+        )
+        a = torch.randn(5, 3, requires_grad=True)
+        b = torch.randn(7, 3, requires_grad=True)
+
+        def loss():
+            return (module.mean_rows(a.sin()).sum() + module.mean_rows(b.sin()).sum())
+
+        loss().backward()
+        self.assertEqual(a.grad, a.cos() / 5)
+        self.assertEqual(b.grad, b.cos() / 7)
+        with self.assertRaisesRegex(
+            compiled_autograd.CompiledAutogradDummySizeError,
+            r"MeanRowsBackward \(NodeCall [0-9]+\) read a size of a grad "
+            r"\(aten.sym_size.int\) while traced inline",
+        ):
+            self._captured_graphs(lambda: loss().backward())
+
+    def test_reset_returns_to_a_fresh_state(self):
+        # reset() drops the cached captures and the counters: the same
+        # backward is captured again after it
+        x = torch.randn(4, 3, requires_grad=True)
+
+        def backward():
+            x.grad = None  # the same graph each time (no grad to accumulate into)
+            with compiled_autograd._enable(lambda gm: gm):
+                (x * 2).sin().sum().backward()
+
+        backward()
+        backward()
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+        self.assertFalse(torch._C._dynamo.compiled_autograd.is_cache_empty())
+        compiled_autograd.reset()
+        self.assertTrue(torch._C._dynamo.compiled_autograd.is_cache_empty())
+        self.assertEqual(counters["compiled_autograd"]["captures"], 0)
+        backward()
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
 
     def test_functional_strict_capture_of_an_mlp_is_clean(self):
         model = torch.nn.Sequential(

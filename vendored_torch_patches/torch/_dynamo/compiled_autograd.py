@@ -172,6 +172,11 @@ class CompiledAutogradStrictError(RuntimeError):
     """A read of a dummy's metadata during a strict capture."""
 
 
+class CompiledAutogradDummySizeError(RuntimeError):
+    """A size of a dummy reached the captured graph: code traced inline at
+    capture read the size of a grad, which at capture has no real size."""
+
+
 def _in_tracer_bookkeeping() -> bool:
     # make_fx recording a value on its node (proxy_tensor.set_meta: the
     # snapshot in meta["val"], which re-wraps a subclass, and the best-effort
@@ -452,8 +457,15 @@ class AutogradCompilerInstance:
             )
 
     def check_no_sym_reads_of_dummies(self):
-        # a size/stride of a dummy that reached the graph (a sym_size node
-        # with users) is a read that did not guard: still a read
+        # A size/stride of a dummy that reached the graph (a sym_size node
+        # with users) is a read that did not guard: still a read.  Checked in
+        # every mode, not only in strict mode: the dummies of one rank share
+        # their size symbols (_dummy), and FX binds a symbol to the first
+        # proxy that carried it (bind_dummies), so outside strict mode such a
+        # node would read the size of another tensor, a wrong graph.  Only
+        # code traced inline on dummies makes one: a C++ node whose
+        # apply_with_saved is not functional (an extension compiled against
+        # torch headers without functional compiled autograd, a custom Node).
         sym_ops = (
             torch.ops.aten.sym_size.int,
             torch.ops.aten.sym_stride.int,
@@ -466,11 +478,19 @@ class AutogradCompilerInstance:
             if node.op == "call_function" and node.target in sym_ops:
                 src = node.args[0]
                 if isinstance(src, torch.fx.Node) and self.is_dummy(src.meta.get("val")):
-                    self.check_no_dummy_metadata(
-                        f"{node.target}, used by {[u.name for u in node.users]}",
-                        node.meta["val"].node.expr,
-                        origin=((node.meta.get("stack_trace") or "").strip().splitlines() or [None])[-1],
-                    )
+                    origin = ((node.meta.get("stack_trace") or "").strip().splitlines() or [None])[-1]
+                    expr = node.meta["val"].node.expr
+                    if self.strict_dummies:
+                        self.check_no_dummy_metadata(
+                            f"{node.target}, used by {[u.name for u in node.users]}", expr, origin=origin
+                        )
+                    elif getattr(expr, "free_symbols", set()) & self.poisoned_symbols:
+                        raise CompiledAutogradDummySizeError(
+                            f"compiled autograd: {(origin or 'a node').strip()} read a size of a grad "
+                            f"({node.target}) while traced inline at capture, where grads have no real "
+                            "sizes; a C++ autograd node must be captured as one opaque call: rebuild the "
+                            "C++ extension that defines it against the installed torch's headers"
+                        )
 
     def drop_capture_metadata(self):
         # The capture's fakes of computed nodes are dummies (or derived from
@@ -955,8 +975,7 @@ class AutogradCompilerInstance:
         # Proper fix is Richard's Python compiled autograd effort which will avoid calling make_fx and
         # should prevent these ops from going into the CA graph.
         self.dce()
-        if torch._dynamo.config.compiled_autograd_strict_dummies:
-            self.check_no_sym_reads_of_dummies()
+        self.check_no_sym_reads_of_dummies()
         runtime_inputs_to_move: List[int] = []
         if snapshot_cudagraph_enabled():
             runtime_inputs_to_move = self.move_graph_nodes_to_cuda(self.fx_tracer.graph)
@@ -1358,3 +1377,6 @@ def reset() -> None:
     assert not in_compiled_autograd_region
     torch._C._dynamo.compiled_autograd.set_autograd_compiler(None, False)
     torch._C._dynamo.compiled_autograd.set_verbose_logger(None)
+    # a fresh state: no cached capture is reused, the counters start at 0
+    torch._C._dynamo.compiled_autograd.clear_cache()
+    counters["compiled_autograd"].clear()

@@ -1465,8 +1465,12 @@ class AOTDispatchAutograd:
         # A plain tensor being traced: by compiled autograd's capture
         # (FakeTensor), or inside the compiled autograd graph, which records
         # the prologue as one call that AOTAutograd functionalizes
-        # (FunctionalTensor).
-        if isinstance(x, (FakeTensor, FunctionalTensor)):
+        # (FunctionalTensor; only there: anywhere else a FunctionalTensor
+        # tangent gets the type and metadata checks below, as before).
+        if isinstance(x, FakeTensor) or (
+            isinstance(x, FunctionalTensor)
+            and torch._dynamo.compiled_autograd.in_compiled_autograd_region
+        ):
             if not x.is_contiguous(memory_format=meta.memory_format):
                 x = x.contiguous(memory_format=meta.memory_format)
             return x, [x]

@@ -258,7 +258,12 @@ static variable_list CopySlices_prologue_functional(
   auto view_strides = r.unpack<std::vector<c10::SymInt>>();
   auto offset = r.unpack<c10::SymInt>();
   r.done();
-  TORCH_INTERNAL_ASSERT(grads.size() == 1 && grads[0].defined());
+  TORCH_INTERNAL_ASSERT(grads.size() == 1);
+  if (!grads[0].defined()) {
+    // the grad was a dummy at capture and is undefined at runtime (a Python
+    // backward returned None): as apply_impl, nothing flows to base
+    return {at::Tensor(), at::Tensor()};
+  }
   auto result = grads[0].new_empty_strided_symint(base_sizes, base_strides);
   result.copy_(grads[0]);
   auto grad_slice = result.as_strided_symint(view_sizes, view_strides, offset);
@@ -280,6 +285,14 @@ static variable_list CopySlices_epilogue_functional(
   r.done();
   TORCH_INTERNAL_ASSERT(grads.size() == 2);
   at::Tensor result = grads[0];
+  if (!result.defined()) {
+    return {at::Tensor()}; // the prologue's grad was undefined
+  }
+  if (!grads[1].defined()) {
+    // fn's grad 0 undefined at runtime: apply_impl treats it as zero and
+    // leaves the base-shaped grad out
+    return {at::Tensor()};
+  }
   result.as_strided_symint(view_sizes, view_strides, offset).copy_(grads[1]);
   return {result};
 }
@@ -305,16 +318,21 @@ variable_list CopySlices::apply_with_saved(
     const variable_list& grads,
     SwapSavedVariables& saved) {
   check_input_variables("CopySlices", grads, 1, -1, true);
-  if (!grads[0].defined()) {
-    return variable_list(num_outputs());
-  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!fn) {
     throw std::runtime_error(ERR_BACKWARD_TWICE);
   }
   TORCH_INTERNAL_ASSERT(!view_fn);
+  // before/after in every case, also for an undefined grad: compiled_args
+  // collected base's and view's sizes, and the nodes after this one read
+  // theirs from where these end
   saved.before(base);
   saved.before(view);
+  if (!grads[0].defined()) {
+    saved.after(base);
+    saved.after(view);
+    return variable_list(num_outputs());
+  }
   const auto* iface = torch::dynamo::autograd::getPyCompilerInterface();
   TORCH_INTERNAL_ASSERT(iface != nullptr);
   PyObject* py_compiler = saved.get_py_compiler();
