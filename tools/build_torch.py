@@ -2,15 +2,19 @@
 """Build a patched PyTorch v2.6.0 checkout from source (minimal CPU configuration).
 
 For machines that can afford a full source build (hours; >= 20 GiB of disk,
->= 2 GiB of memory per compile job).  The tree must be a real checkout with its
-git submodules, patched with tools/apply_patches.py:
+>= 2 GiB of memory per compile job).  The tree needs the third_party sources:
+a checkout with its git submodules, or PyTorch's release tarball imported by
+tools/fetch_pinned_source.py --source github-release (third_party included, no
+.gitmodules), patched with tools/apply_patches.py:
 
     git clone --recursive https://github.com/pytorch/pytorch -b v2.6.0 PATH
+    # or: PATH=$(python tools/fetch_pinned_source.py --source github-release)
     python tools/apply_patches.py --torch-src PATH
     python tools/build_torch.py --torch-src PATH --mode develop
 
-The Debian tarball behind the default pinned source has third_party stripped,
-so it cannot be built; it is only the default so that the error says so.
+Without --torch-src the tree is the release tarball's checkout when it was
+fetched, else the Debian one behind the default pinned source, which has
+third_party stripped and so cannot be built (the error says what to do).
 
 Modes: --mode develop (`python setup.py develop`: `import torch` from that
 interpreter then loads the tree in place) or --mode wheel
@@ -42,7 +46,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.pin import PIN
-from tools.lib.pinned_source import source_root
+from tools.lib.pinned_source import is_ready, release_root, source_root
 from tools.lib.shell import Shell
 
 GIB = 1 << 30
@@ -78,6 +82,7 @@ HEARTBEAT_S = 300.0
 
 CLONE_HINT = (
     f"use a real checkout: `git clone --recursive https://github.com/pytorch/pytorch -b {PIN.git_tag} PATH` "
+    "or PyTorch's release tarball: `PATH=$(python tools/fetch_pinned_source.py --source github-release)`, "
     "then `python tools/apply_patches.py --torch-src PATH`, and pass --torch-src PATH"
 )
 
@@ -460,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
             "\nPreflight checks, in this order; each stops the run with a one-line `error: ...` (exit 3)\n"
             "before anything is built:\n"
             "  1. the tree: a PyTorch source tree whose version.txt says 2.6.0\n"
-            "  2. third_party sources / git submodules (the Debian tarball strips them)\n"
+            "  2. third_party sources: git submodules, or the release tarball's (the Debian tarball strips them)\n"
             f"  3. C and C++ compilers ($CC/$CXX, else cc/c++): GCC >= {_vstr(MIN_GCC)} or Clang >= {_vstr(MIN_CLANG)}\n"
             f"  4. cmake >= {_vstr(MIN_CMAKE)}\n"
             "  5. ninja: only a WARNING when missing (setup.py falls back to Makefiles, slower)\n"
@@ -475,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
             "\nExit codes: 0 built (or planned), 1 build failed, 2 usage, 3 preflight failed."
         ),
     )
-    p.add_argument("--torch-src", type=Path, help="the patched PyTorch v2.6.0 checkout to build (default: the pinned source in the cache, which lacks third_party and so only explains what to do)")
+    p.add_argument("--torch-src", type=Path, help="the patched PyTorch v2.6.0 checkout to build (default: the release tarball's checkout from `fetch_pinned_source.py --source github-release`, else the Debian pinned source, which lacks third_party and so only explains what to do)")
     p.add_argument("--cache-dir", type=Path, help="cache dir of the pinned source (default: $FCA_CACHE_DIR or ~/.cache/fca)")
     p.add_argument("--mode", choices=("develop", "wheel"), default="develop", help="develop: `setup.py develop` (in place); wheel: `setup.py bdist_wheel` into PATH/dist (default: %(default)s)")
     p.add_argument("--python", default=sys.executable, help="interpreter to build with (default: this one, %(default)s)")
@@ -489,6 +494,8 @@ def resolve_tree(args: argparse.Namespace) -> Path:
     if args.torch_src is not None:
         return args.torch_src.expanduser().resolve()
     cache = args.cache_dir.expanduser().resolve() if args.cache_dir else paths.cache_dir()
+    if is_ready(release_root(cache)):  # fetched with --source github-release: it has third_party
+        return release_root(cache)
     root = source_root(cache)
     if not root.is_dir():
         raise ui.UserError(

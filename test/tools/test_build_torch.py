@@ -16,6 +16,7 @@ import yaml  # a test dependency: this file must fail, not skip, without it
 from conftest import REPO_ROOT, run_tool
 from tools import build_torch as bt
 from tools.lib import ui
+from tools.lib.pinned_source import READY_MARKER, release_root
 
 GIB = 1 << 30
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
@@ -111,6 +112,17 @@ def test_missing_pinned_source_without_torch_src(tmp_path):
     res = run_tool("build_torch", "--cache-dir", tmp_path)
     assert res.returncode == 3
     assert "no --torch-src and no pinned source" in res.error_line and "git clone --recursive" in res.error_line
+
+
+def test_dry_run_defaults_to_the_release_checkout_which_has_third_party(tmp_path):
+    release_root(tmp_path).parent.mkdir(parents=True)
+    root = _complete_tree(release_root(tmp_path), "")  # the release tarball's layout: no .gitmodules
+    (root / ".git").mkdir()
+    (root / ".git" / READY_MARKER).write_text("")
+    res = run_tool("build_torch", "--cache-dir", tmp_path, "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0] == f"cd {shlex.quote(str(root))}"
+    assert "a real run would stop" not in res.stderr
 
 
 # -- a full run of the tool on a stand-in tree (the build itself is a stub setup.py) --------
@@ -308,6 +320,7 @@ def test_check_submodules_on_a_tarball_style_tree(tmp_path):
     )
     assert message.endswith(
         "use a real checkout: `git clone --recursive https://github.com/pytorch/pytorch -b v2.6.0 PATH` "
+        "or PyTorch's release tarball: `PATH=$(python tools/fetch_pinned_source.py --source github-release)`, "
         "then `python tools/apply_patches.py --torch-src PATH`, and pass --torch-src PATH"
     )
 

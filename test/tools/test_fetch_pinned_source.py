@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
+import random
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import urllib.parse
@@ -17,9 +20,10 @@ import pytest
 
 from conftest import REPO_ROOT, git, run_tool
 from tools import fetch_pinned_source
-from tools.lib import disk, paths, ui
-from tools.lib.pin import PIN
-from tools.lib.pinned_source import READY_MARKER, find_debian_mirror
+from tools.lib import disk, paths, pinned_source, ui
+from tools.lib.pin import PIN, RELEASE, Manifest
+from tools.lib.pinned_source import READY_MARKER, ensure_pinned_source, ensure_release_source, find_debian_mirror, release_root
+from tools.lib.shell import Shell
 
 
 def test_pinned_source_is_a_git_checkout_whose_first_commit_is_the_pin(pinned_source: Path):
@@ -190,3 +194,164 @@ def test_download_and_unpack_show_bytes_total_and_time(local_mirror, tmp_path):
     assert ("13.6", "50") in [d[:2] for d in download]  # the line during the stall: half of it, and how long so far
     assert float(download[-1][2]) >= 2.5
     assert git(cache / "src" / PIN.unpacks_to, "rev-parse", "HEAD").strip() == PIN.import_commit
+
+
+# -- --source github-release: PyTorch's release tarball over HTTP, from a local server -----------
+
+def _release_tarball(dest: Path, files: dict[str, bytes]) -> Path:
+    """A synthetic pytorch-v2.6.0.tar.gz: the release layout (top dir pytorch-v2.6.0/, third_party/ in it)."""
+    with tarfile.open(dest, "w:gz") as tar:
+        for rel, data in files.items():
+            info = tarfile.TarInfo(f"{RELEASE.unpacks_to}/{rel}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return dest
+
+
+RELEASE_FILES = {
+    "version.txt": b"2.6.0a0\n",
+    "setup.py": b"# PyTorch's setup.py\n",
+    "third_party/pybind11/CMakeLists.txt": b"# pybind11\n",
+    "payload.bin": random.Random(0).randbytes(200_000),  # incompressible: the download has a size
+}
+
+
+class _Release(http.server.BaseHTTPRequestHandler):
+    """Serves one file; sends half of it, then waits ``stall`` seconds (or until ``release`` is set)."""
+
+    data = b""
+    stall = 0.0
+    release: threading.Event
+    requests: list
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.requests.append(dict(self.headers))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.data)))
+        self.end_headers()
+        half = len(self.data) // 2
+        self.wfile.write(self.data[:half])
+        self.wfile.flush()
+        self.release.wait(self.stall)
+        self.wfile.write(self.data[half:])
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def release_server(tmp_path):
+    """Factory: (url, the served tarball's sha256, the handler class) of a local server of a synthetic release."""
+    servers = []
+
+    def start(stall: float = 0.0):
+        data = _release_tarball(tmp_path / "served.tar.gz", RELEASE_FILES).read_bytes()
+        handler = type("Release", (_Release,), {"data": data, "stall": stall, "release": threading.Event(), "requests": []})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/{RELEASE.tarball}", hashlib.sha256(data).hexdigest(), handler
+
+    yield start
+    for server in servers:
+        server.RequestHandlerClass.release.set()
+        server.shutdown()
+
+
+def test_release_download_shows_bytes_total_and_time(release_server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(pinned_source, "PROGRESS_EVERY", 0.2)
+    url, sha, handler = release_server(stall=1.0)
+    target = pinned_source.download_release(tmp_path / "cache", url, sha)
+    assert target == tmp_path / "cache" / "downloads" / RELEASE.tarball
+    size = ui.fmt_bytes(len(handler.data)).replace(".", r"\.")
+    lines = re.findall(rf"^\[([\d.]+ kB)/{size} (\d+)% (\d+\.\d)s\] downloading {RELEASE.tarball}$", capsys.readouterr().err, re.M)
+    assert any(0 < int(pct) < 100 for _, pct, _ in lines), lines  # a line during the stall
+    assert lines[-1][1] == "100" and float(lines[-1][2]) >= 1.0
+
+
+def test_release_with_a_bad_sha256_is_refused_and_deleted(release_server, tmp_path, capsys):
+    url, sha, _ = release_server()
+    cache = tmp_path / "cache"
+    wrong = "0" * 64
+    rc = ui.run_main(fetch_pinned_source.main, ["--source", "github-release", "--cache-dir", str(cache), "--url", url, "--sha256", wrong])
+    assert rc == 3
+    part = cache / "downloads" / f"{RELEASE.tarball}.part"
+    assert f"error: {part} has sha256 {sha}, expected {wrong} (--sha256); deleted it" in capsys.readouterr().err
+    assert list((cache / "downloads").iterdir()) == []
+    assert not release_root(cache).exists()
+
+
+def test_the_recorded_release_sha256_is_checked_without_sha256(release_server, tmp_path):
+    url, sha, _ = release_server()
+    with pytest.raises(ui.UserError) as err:
+        pinned_source.download_release(tmp_path / "cache", url)
+    assert f"has sha256 {sha}, expected {RELEASE.sha256}... (recorded: conda-forge" in str(err.value)
+    assert err.value.exit_code == 3
+
+
+def test_a_leftover_part_file_is_never_used(release_server, tmp_path):
+    url, sha, handler = release_server()
+    downloads = tmp_path / "cache" / "downloads"
+    downloads.mkdir(parents=True)
+    (downloads / f"{RELEASE.tarball}.part").write_bytes(handler.data)  # complete, but never renamed
+    target = pinned_source.download_release(tmp_path / "cache", url, sha)
+    assert len(handler.requests) == 1  # downloaded again
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == sha
+    assert [p.name for p in downloads.iterdir()] == [RELEASE.tarball]
+
+
+def test_a_killed_download_leaves_no_tarball_and_the_next_run_starts_over(release_server, tmp_path):
+    url, sha, handler = release_server(stall=60)
+    cache = tmp_path / "cache"
+    part = cache / "downloads" / f"{RELEASE.tarball}.part"
+    argv = [sys.executable, str(REPO_ROOT / "tools" / "fetch_pinned_source.py"), "--source", "github-release",
+            "--cache-dir", str(cache), "--url", url, "--sha256", sha]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (part.is_file() and part.stat().st_size >= len(handler.data) // 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    assert part.stat().st_size == len(handler.data) // 2
+    assert not (cache / "downloads" / RELEASE.tarball).exists()
+    handler.release.set()  # the server finishes the next download at once
+    target = pinned_source.download_release(cache, url, sha)
+    assert len(handler.requests) == 2 and "Range" not in handler.requests[1]  # from the start
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == sha and not part.exists()
+
+
+def test_release_import_is_a_tagged_checkout_with_third_party(tmp_path):
+    tarball = _release_tarball(tmp_path / RELEASE.tarball, RELEASE_FILES)
+    sha = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    manifest = Manifest.from_contents({"version.txt": RELEASE_FILES["version.txt"], "torch/absent.py": None})
+    cache = tmp_path / "cache"
+    root = ensure_release_source(cache, Shell(verbose=False), tarball=tarball, sha256=sha, manifest=manifest)
+    assert root == cache / "src" / "release" / "pytorch-v2.6.0"
+    assert (root / ".git" / READY_MARKER).read_text() == sha + "\n"
+    assert git(root, "rev-list", "--count", "v2.6.0").strip() == "1"
+    assert git(root, "ls-files").split() == sorted(RELEASE_FILES)
+    assert git(root, "status", "--porcelain") == ""
+    assert ensure_pinned_source(cache, Shell(verbose=False)) == root  # the tools use it when Debian's is not there
+
+
+def test_a_release_tree_that_is_not_the_pin_is_refused(release_server, tmp_path, capsys):
+    url, sha, _ = release_server()
+    cache = tmp_path / "cache"
+    rc = ui.run_main(fetch_pinned_source.main, ["--source", "github-release", "--cache-dir", str(cache), "--url", url, "--sha256", sha])
+    assert rc == 3
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        f"error: {RELEASE.tarball}: {RELEASE.unpacks_to}/ is not PyTorch v2.6.0: ")
+    assert not release_root(cache).exists() and not list(release_root(cache).parent.glob(".partial-*"))
+
+
+def test_without_apt_the_error_names_the_release_and_tarball_options(tmp_path):
+    bindir = tmp_path / "bin"  # a PATH with git and tar but no apt-get
+    bindir.mkdir()
+    for tool in ("git", "tar", "xz"):
+        if shutil.which(tool):
+            (bindir / tool).symlink_to(shutil.which(tool))
+    res = run_tool("fetch_pinned_source", "--cache-dir", tmp_path / "cache", env={"PATH": str(bindir)})
+    assert res.returncode == 3, res.stderr
+    assert res.error_line.startswith("error: apt-get not found (not a Debian machine)")
+    assert "`python tools/fetch_pinned_source.py --source github-release`" in res.error_line
+    assert "pass `--tarball PATH`" in res.error_line

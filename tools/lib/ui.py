@@ -120,7 +120,8 @@ class Progress:
         self.shown = now
         pct = f" {100 * done // self.total}%" if self.percent and self.total else ""
         text = f": {label}" if label else ""
-        info(f"[{self.unit(done)}/{self.unit(self.total)}{pct} {fmt_seconds(now - self.start)}] {self.title}{text}")
+        total = f"/{self.unit(self.total)}" if self.total else ""  # 0: unknown (a download without a length)
+        info(f"[{self.unit(done)}{total}{pct} {fmt_seconds(now - self.start)}] {self.title}{text}")
 
 
 @contextlib.contextmanager
