@@ -123,7 +123,9 @@ class _multiply_invoke(torch.nn.Module):
             actual = normalize_gm(graph.print_readable(False))
             # a compiled forward's backward starts with its prologue op, whose
             # aot id depends on how many regions were compiled before
-            actual = re.sub(r"(aot|AOTBackwardPrologue|aotbackward_prologue)\d+", r"\1N", actual)
+            actual = re.sub(
+                r"(aot|AOTBackwardPrologue|aotbackward_prologue)\d+", r"\1N", actual
+            )
             self.assertEqual(x.grad, grad_out * grad_out)
             if backend == "eager":
                 # AddBackward0 is a compiled autograd op, validated as an op
@@ -223,7 +225,9 @@ class GraphModule(torch.nn.Module):
             actual = normalize_gm(graph.print_readable(False))
             # a compiled forward's backward starts with its prologue op, whose
             # aot id depends on how many regions were compiled before
-            actual = re.sub(r"(aot|AOTBackwardPrologue|aotbackward_prologue)\d+", r"\1N", actual)
+            actual = re.sub(
+                r"(aot|AOTBackwardPrologue|aotbackward_prologue)\d+", r"\1N", actual
+            )
             self.assertEqual(obj.counter, 1)
             self.assertEqual(x.grad, grad_out + grad_out)
             # With a compiled forward, the region's backward node is hooks[0]

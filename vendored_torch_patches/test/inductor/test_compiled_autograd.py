@@ -23,9 +23,9 @@ from torch._dynamo import compiled_autograd, config
 from torch._dynamo.backends.debugging import aot_eager
 from torch._dynamo.device_interface import get_interface_for_device
 from torch._dynamo.utils import counters
-from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch._inductor import config as inductor_config
 from torch._inductor.test_case import run_tests, TestCase
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch.testing._internal.common_utils import (
     scoped_load_inline,
     skipIfWindows,
@@ -2561,7 +2561,11 @@ torch::Tensor custom_op_backed_by_autograd_fn(const torch::Tensor& x) {
 TORCH_LIBRARY(NAME, m) {
   m.def("custom_op_backed_by_autograd_fn", custom_op_backed_by_autograd_fn);
 }
-""".replace("NAME", name).replace("FACTOR", str(factor))
+""".replace(
+                "NAME", name
+            ).replace(
+                "FACTOR", str(factor)
+            )
             load_inline(
                 name=name,
                 cpp_sources=cpp_source,
@@ -2587,9 +2591,7 @@ TORCH_LIBRARY(NAME, m) {
         self.assertEqual(x.grad, torch.full((3,), 5.0))
 
     @scoped_load_inline
-    def test_functional_cpp_node_saved_data_of_several_ivalue_types(
-        self, load_inline
-    ):
+    def test_functional_cpp_node_saved_data_of_several_ivalue_types(self, load_inline):
         # saved_data of int, double, bool, string, int list, double list and
         # tensor round-trips through the op (traced with aot_eager); the
         # lifted int does not recapture or recompile.  (Tensors nested in lists
@@ -2634,7 +2636,9 @@ TORCH_LIBRARY(test_functional_cpp_node_saved_data_types, m) {
             functions="custom_op_backed_by_autograd_fn",
             verbose=True,
         )
-        op = torch.ops.test_functional_cpp_node_saved_data_types.custom_op_backed_by_autograd_fn
+        op = (
+            torch.ops.test_functional_cpp_node_saved_data_types.custom_op_backed_by_autograd_fn
+        )
 
         def fn():
             # the double stays the same: a changing SymFloat recompiles in
@@ -2727,9 +2731,7 @@ torch::Tensor run_eagerly(const torch::Tensor& x) {
         )
 
     @scoped_load_inline
-    def test_functional_cpp_node_backward_returning_undefined_grads(
-        self, load_inline
-    ):
+    def test_functional_cpp_node_backward_returning_undefined_grads(self, load_inline):
         # backward returns undefined grads for the inputs that do not need
         # them (ctx->needs_input_grad answers from the rebuilt context), plus
         # trailing undefined extras; with materialize_grads off, the unused
@@ -2770,7 +2772,9 @@ TORCH_LIBRARY(test_functional_cpp_node_undefined_grads, m) {
             functions="custom_op_backed_by_autograd_fn",
             verbose=True,
         )
-        op = torch.ops.test_functional_cpp_node_undefined_grads.custom_op_backed_by_autograd_fn
+        op = (
+            torch.ops.test_functional_cpp_node_undefined_grads.custom_op_backed_by_autograd_fn
+        )
 
         def fn():
             for x_grad, y_grad in [(True, False), (False, True)]:
@@ -2820,7 +2824,9 @@ TORCH_LIBRARY(test_functional_cpp_node_data_dependent_eager, m) {
             functions="custom_op_backed_by_autograd_fn",
             verbose=True,
         )
-        op = torch.ops.test_functional_cpp_node_data_dependent_eager.custom_op_backed_by_autograd_fn
+        op = (
+            torch.ops.test_functional_cpp_node_data_dependent_eager.custom_op_backed_by_autograd_fn
+        )
 
         def fn():
             for sign in [1, -1, 1]:
@@ -3649,7 +3655,14 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
 
         self._captured_graphs(fn)
         op = compiled_autograd.ops.CopyBackwards
-        src_options = (torch.float64, torch.strided, torch.device("cpu"), None, None, None)
+        src_options = (
+            torch.float64,
+            torch.strided,
+            torch.device("cpu"),
+            None,
+            None,
+            None,
+        )
         self.assertEqual(op([None], [True, True], src_options), [None, None])
         grad = torch.ones(2, dtype=torch.complex64)
         zeros, to_src = op([grad], [True, True], src_options)
@@ -3740,9 +3753,7 @@ aot0_mm_2: aten.mm.default""",
         # while the compiled autograd graph is traced (AOTAutograd
         # functionalizes the prologue call there); anywhere else it gets the
         # type and metadata checks, as a FunctionalTensor did before.
-        from torch._functorch._aot_autograd.runtime_wrappers import (
-            AOTDispatchAutograd,
-        )
+        from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
         from torch._functorch._aot_autograd.schemas import PlainTensorMeta
         from torch._subclasses.functional_tensor import (
             FunctionalTensor,
@@ -3752,7 +3763,9 @@ aot0_mm_2: aten.mm.default""",
         with FunctionalTensorMode():
             x = FunctionalTensor.to_functional(torch.randn(2, 3))
         meta = PlainTensorMeta(0, memory_format=torch.contiguous_format)
-        with self.assertRaisesRegex(RuntimeError, r"guessed its\s+metadata incorrectly"):
+        with self.assertRaisesRegex(
+            RuntimeError, r"guessed its\s+metadata incorrectly"
+        ):
             AOTDispatchAutograd.process_runtime_tangent(x, meta)
         with mock.patch.object(compiled_autograd, "in_compiled_autograd_region", True):
             out, flat = AOTDispatchAutograd.process_runtime_tangent(x, meta)
@@ -3820,7 +3833,9 @@ aot0_mm_2: aten.mm.default""",
         ]
         # the region after the break (the later aot id) runs backward first
         self.assertEqual(len(prologues), 2)
-        first, second = (int(op.__name__[len("AOTBackwardPrologue") :]) for op in prologues)
+        first, second = (
+            int(op.__name__[len("AOTBackwardPrologue") :]) for op in prologues
+        )
         self.assertGreater(first, second)
         self.assertNotIn("call_backward", self._call_targets(graphs[0]))
 
@@ -3914,7 +3929,9 @@ aot0_mm_2: aten.mm.default""",
 
         x = torch.randn(4, 3, requires_grad=True)
         with mock.patch.object(
-            compiled_autograd.AutogradCompilerInstance, "proxy_call_function", reads_size
+            compiled_autograd.AutogradCompilerInstance,
+            "proxy_call_function",
+            reads_size,
         ):
             with self.assertRaisesRegex(Exception, "data-dependent|u[0-9]+"):
                 self._captured_graphs(lambda: (x * 2).sum().backward())
@@ -3994,7 +4011,7 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
         b = torch.randn(7, 3, requires_grad=True)
 
         def loss():
-            return (module.mean_rows(a.sin()).sum() + module.mean_rows(b.sin()).sum())
+            return module.mean_rows(a.sin()).sum() + module.mean_rows(b.sin()).sum()
 
         loss().backward()
         self.assertEqual(a.grad, a.cos() / 5)

@@ -232,7 +232,14 @@ def packed_cpp_type(op: str, name: str, ref_type: str) -> str:
 
 
 # Names the generated apply_with_saved / _ivalue wrapper use for themselves.
-RESERVED_LOCALS = ("grads", "saved", "packed", "packed_reader", "needs_input_grad", "gen")
+RESERVED_LOCALS = (
+    "grads",
+    "saved",
+    "packed",
+    "packed_reader",
+    "needs_input_grad",
+    "gen",
+)
 RESERVED_PREFIX = "ca_"
 
 

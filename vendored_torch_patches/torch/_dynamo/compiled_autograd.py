@@ -23,12 +23,12 @@ from torch.fx import GraphModule
 from torch.fx.experimental._backward_state import BackwardState
 from torch.fx.experimental.proxy_tensor import (
     decompose,
-    py_sym_types,
     disable_autocast_cache,
     disable_proxy_modes_tracing,
     fetch_object_proxy,
     fetch_sym_proxy,
     ProxyTorchDispatchMode,
+    py_sym_types,
     PythonKeyTracer,
     set_proxy_slot,
     track_tensor_tree,
@@ -46,7 +46,14 @@ if TYPE_CHECKING:
 
 # argument values a recorded call keeps as constants (see record_call)
 _constant_arg_types = (
-    int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout,
+    int,
+    float,
+    bool,
+    str,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.layout,
     torch.memory_format,
 )
 
@@ -151,9 +158,7 @@ def _region_op(forward_cls: Any, kind: str, fn: Any) -> Op:
     op = Op(f"AOTBackward{kind}{forward_cls._aot_id}", fn)
     op.__module__ = __name__
     torch._dynamo.allow_in_graph(op)
-    weakref.finalize(
-        op, torch._dynamo.trace_rules._allowed_callable_ids.remove, id(op)
-    )
+    weakref.finalize(op, torch._dynamo.trace_rules._allowed_callable_ids.remove, id(op))
     setattr(forward_cls, attr, op)
     return op
 
@@ -349,11 +354,16 @@ class AutogradCompilerInstance:
     def _fake_of_sizes(self, sizes, dtype, device):
         """A new contiguous fake of ``sizes`` (symbolic): the meta tensor of
         these sizes and dtype is built once per capture, then wrapped."""
-        key = (tuple(s.node.expr if isinstance(s, torch.SymInt) else s for s in sizes), dtype)
+        key = (
+            tuple(s.node.expr if isinstance(s, torch.SymInt) else s for s in sizes),
+            dtype,
+        )
         with self.making_dummy_ctx(), unset_fake_temporarily():
             meta = self.dummy_metas.get(key)
             if meta is None:
-                meta = self.dummy_metas[key] = torch.empty(sizes, dtype=dtype, device="meta")
+                meta = self.dummy_metas[key] = torch.empty(
+                    sizes, dtype=dtype, device="meta"
+                )
             return FakeTensor(self.fake_tensor_mode, meta, torch.device(device))
 
     @contextlib.contextmanager
@@ -477,12 +487,19 @@ class AutogradCompilerInstance:
                 continue  # a node of an AOT backward graph, copied as is
             if node.op == "call_function" and node.target in sym_ops:
                 src = node.args[0]
-                if isinstance(src, torch.fx.Node) and self.is_dummy(src.meta.get("val")):
-                    origin = ((node.meta.get("stack_trace") or "").strip().splitlines() or [None])[-1]
+                if isinstance(src, torch.fx.Node) and self.is_dummy(
+                    src.meta.get("val")
+                ):
+                    origin = (
+                        (node.meta.get("stack_trace") or "").strip().splitlines()
+                        or [None]
+                    )[-1]
                     expr = node.meta["val"].node.expr
                     if self.strict_dummies:
                         self.check_no_dummy_metadata(
-                            f"{node.target}, used by {[u.name for u in node.users]}", expr, origin=origin
+                            f"{node.target}, used by {[u.name for u in node.users]}",
+                            expr,
+                            origin=origin,
                         )
                     elif getattr(expr, "free_symbols", set()) & self.poisoned_symbols:
                         raise CompiledAutogradDummySizeError(
@@ -783,13 +800,19 @@ class AutogradCompilerInstance:
             item = proxy[i]
             if d is None:
                 continue
-            if self.strict_dummies or not self.is_dummy(d) or not self._sizes_tracked(d):
+            if (
+                self.strict_dummies
+                or not self.is_dummy(d)
+                or not self._sizes_tracked(d)
+            ):
                 track_tensor_tree(d, item, constant=None, tracer=tracer)
             else:
                 # its sizes are shared with an earlier dummy (_dummy), whose
                 # binding tracked them: only the tensor is new
                 set_proxy_slot(
-                    d, tracer, torch.fx.experimental.proxy_tensor._ProxyTensor(item, None)
+                    d,
+                    tracer,
+                    torch.fx.experimental.proxy_tensor._ProxyTensor(item, None),
                 )
                 item.node.meta["val"] = d
 

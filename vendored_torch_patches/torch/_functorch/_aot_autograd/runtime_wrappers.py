@@ -1762,7 +1762,9 @@ To fix this, your tensor subclass must implement the dunder method __force_to_sa
                 )
 
             @staticmethod
-            def _backward_prologue_functional(ctx_symints, ctx_saved_tensors, *flat_args):
+            def _backward_prologue_functional(
+                ctx_symints, ctx_saved_tensors, *flat_args
+            ):
                 # The prologue as a function of its inputs (no state on ctx):
                 # returns the backward graph's arguments, in order
                 # (*symints, *saved_tensors, *tangents, *bw_tokens, *rng_args).

@@ -72,9 +72,7 @@ variable_list proxy_functional_call(
       py_compiler, fn_name, grads, packed, output_metadata);
 }
 
-std::string functional_op_name(
-    const std::string& base,
-    functional_apply_t fn) {
+std::string functional_op_name(const std::string& base, functional_apply_t fn) {
   static std::mutex mutex;
   static std::unordered_map<functional_apply_t, std::string> names;
   static std::unordered_map<std::string, size_t> taken;

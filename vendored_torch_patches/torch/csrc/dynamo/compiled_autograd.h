@@ -900,7 +900,6 @@ class SwapSavedVariables {
   StashedVars<at::IValue> stashed_ivalues;
 };
 
-
 // [Note: Functional autograd in compiled autograd]
 //
 // During the initial capture, compiled autograd (CA) does not trace through
@@ -933,13 +932,14 @@ struct TORCH_API PyCompilerInterface {
   PyCompilerInterface& operator=(PyCompilerInterface&&) = delete;
   virtual ~PyCompilerInterface() = default;
 
-  // Makes `fn` callable from Python as torch._dynamo.compiled_autograd.ops.<fn_name>.
-  // `schema` gives the type of every packed argument (Python -> IValue
-  // conversion at call time, IValue -> Python conversion at capture time).
-  // Idempotent: only the first call for a name binds.  A `traceable` op
-  // goes into the graph Dynamo traces (AOTAutograd runs it on FakeTensors);
-  // a non-traceable one (a C++ autograd Function not marked is_traceable)
-  // makes Dynamo graph-break and runs eagerly, on real tensors.
+  // Makes `fn` callable from Python as
+  // torch._dynamo.compiled_autograd.ops.<fn_name>. `schema` gives the type of
+  // every packed argument (Python -> IValue conversion at call time, IValue ->
+  // Python conversion at capture time). Idempotent: only the first call for a
+  // name binds.  A `traceable` op goes into the graph Dynamo traces
+  // (AOTAutograd runs it on FakeTensors); a non-traceable one (a C++ autograd
+  // Function not marked is_traceable) makes Dynamo graph-break and runs
+  // eagerly, on real tensors.
   virtual void bind_function(
       PyObject* py_compiler,
       const std::string& fn_name,
@@ -992,8 +992,8 @@ TORCH_API std::string functional_op_name(
 // valid iff needs_input_grad[i], so that task_should_compute_output(i), and
 // AutogradContext::needs_input_grad(i) through it, answer as they did for the
 // original node.  The edges point at a node that never runs.
-TORCH_API edge_list needs_input_grad_edges(
-    const std::vector<bool>& needs_input_grad);
+TORCH_API edge_list
+needs_input_grad_edges(const std::vector<bool>& needs_input_grad);
 
 // ---------------------------------------------------------------------------
 // IValuePacker<T>: how a value saved by an autograd node travels through
@@ -1005,35 +1005,44 @@ TORCH_API edge_list needs_input_grad_edges(
 template <typename T, typename Enable = void>
 struct IValuePacker;
 
-#define FCA_TRIVIAL_PACKER(T, TO, TYPE)              \
-  template <>                                        \
-  struct IValuePacker<T> {                           \
-    static c10::IValue pack(const T& t) {            \
-      return c10::IValue(t);                         \
-    }                                                \
-    static T unpack(const c10::IValue& t) {          \
-      return t.TO();                                 \
-    }                                                \
-    static at::TypePtr packed_type() {               \
-      return TYPE;                                   \
-    }                                                \
+#define TRIVIAL_IVALUE_PACKER(T, TO, TYPE)  \
+  template <>                               \
+  struct IValuePacker<T> {                  \
+    static c10::IValue pack(const T& t) {   \
+      return c10::IValue(t);                \
+    }                                       \
+    static T unpack(const c10::IValue& t) { \
+      return t.TO();                        \
+    }                                       \
+    static at::TypePtr packed_type() {      \
+      return TYPE;                          \
+    }                                       \
   };
 // Undefined tensors are packed as undefined (None in Python).
-FCA_TRIVIAL_PACKER(at::Tensor, toTensor, at::TensorType::get())
-FCA_TRIVIAL_PACKER(c10::SymInt, toSymInt, at::SymIntType::get())
-FCA_TRIVIAL_PACKER(int64_t, toInt, at::IntType::get())
-FCA_TRIVIAL_PACKER(bool, toBool, at::BoolType::get())
-FCA_TRIVIAL_PACKER(double, toDouble, at::FloatType::get())
-FCA_TRIVIAL_PACKER(at::Scalar, toScalar, at::NumberType::get())
-FCA_TRIVIAL_PACKER(at::ScalarType, toScalarType, at::ScalarTypeType::get())
-FCA_TRIVIAL_PACKER(at::Layout, toLayout, at::LayoutType::get())
-FCA_TRIVIAL_PACKER(at::MemoryFormat, toMemoryFormat, at::MemoryFormatType::get())
-FCA_TRIVIAL_PACKER(c10::Device, toDevice, at::DeviceObjType::get())
-FCA_TRIVIAL_PACKER(std::string, toStringRef, at::StringType::get())
-FCA_TRIVIAL_PACKER(std::vector<int64_t>, toIntVector, at::ListType::ofInts())
-FCA_TRIVIAL_PACKER(std::vector<c10::SymInt>, toSymIntVector, at::ListType::ofSymInts())
-FCA_TRIVIAL_PACKER(std::vector<at::Tensor>, toTensorVector, at::ListType::ofTensors())
-#undef FCA_TRIVIAL_PACKER
+TRIVIAL_IVALUE_PACKER(at::Tensor, toTensor, at::TensorType::get())
+TRIVIAL_IVALUE_PACKER(c10::SymInt, toSymInt, at::SymIntType::get())
+TRIVIAL_IVALUE_PACKER(int64_t, toInt, at::IntType::get())
+TRIVIAL_IVALUE_PACKER(bool, toBool, at::BoolType::get())
+TRIVIAL_IVALUE_PACKER(double, toDouble, at::FloatType::get())
+TRIVIAL_IVALUE_PACKER(at::Scalar, toScalar, at::NumberType::get())
+TRIVIAL_IVALUE_PACKER(at::ScalarType, toScalarType, at::ScalarTypeType::get())
+TRIVIAL_IVALUE_PACKER(at::Layout, toLayout, at::LayoutType::get())
+TRIVIAL_IVALUE_PACKER(
+    at::MemoryFormat,
+    toMemoryFormat,
+    at::MemoryFormatType::get())
+TRIVIAL_IVALUE_PACKER(c10::Device, toDevice, at::DeviceObjType::get())
+TRIVIAL_IVALUE_PACKER(std::string, toStringRef, at::StringType::get())
+TRIVIAL_IVALUE_PACKER(std::vector<int64_t>, toIntVector, at::ListType::ofInts())
+TRIVIAL_IVALUE_PACKER(
+    std::vector<c10::SymInt>,
+    toSymIntVector,
+    at::ListType::ofSymInts())
+TRIVIAL_IVALUE_PACKER(
+    std::vector<at::Tensor>,
+    toTensorVector,
+    at::ListType::ofTensors())
+#undef TRIVIAL_IVALUE_PACKER
 
 template <>
 struct IValuePacker<size_t> {
@@ -1256,7 +1265,8 @@ struct IValuePacker<std::vector<bool>> {
 // graph values; the rest are constants.
 template <>
 struct IValuePacker<ska::flat_hash_map<std::string, at::IValue>> {
-  static c10::IValue pack(const ska::flat_hash_map<std::string, at::IValue>& t) {
+  static c10::IValue pack(
+      const ska::flat_hash_map<std::string, at::IValue>& t) {
     std::vector<std::string> keys;
     keys.reserve(t.size());
     for (const auto& [k, _] : t) {

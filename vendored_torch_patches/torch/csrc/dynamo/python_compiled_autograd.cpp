@@ -463,8 +463,7 @@ static py::object packed_to_py(const c10::IValue& iv, const at::TypePtr& type) {
       return std::move(result);
     }
     case c10::TypeKind::DictType: {
-      const auto& value_type =
-          type->expectRef<c10::DictType>().getValueType();
+      const auto& value_type = type->expectRef<c10::DictType>().getValueType();
       const bool typed = value_type->kind() == c10::TypeKind::AnyType;
       py::dict result;
       for (const auto& entry : iv.toGenericDict()) {

@@ -350,7 +350,9 @@ variable_list CopySlices::apply_with_saved(
       IValuePacker<SymInts>::packed_type(),
       IValuePacker<c10::SymInt>::packed_type(),
   };
-  auto to_vec = [](c10::SymIntArrayRef a) { return SymInts(a.begin(), a.end()); };
+  auto to_vec = [](c10::SymIntArrayRef a) {
+    return SymInts(a.begin(), a.end());
+  };
   iface->bind_function(
       py_compiler,
       "CopySlices_prologue",
