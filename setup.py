@@ -36,6 +36,7 @@ setup(
             "fca-bench=tools.bench:entry",
             "fca-build-wheel=tools.build_wheel:entry",
             "fca-upstream-tests=tools.run_upstream_tests:entry",
+            "fca-lint=tools.lint_stack:entry",
         ]
     },
 )

@@ -70,7 +70,7 @@ def lint_venv(reqs: list[str], sh: Shell) -> Path:
 def tree_with_stack(args: argparse.Namespace, stack: Stack, sh: Shell) -> Path:
     path = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(paths.cache_dir(), sh)
     if not path.is_dir():
-        raise ui.UserError(f"{path} does not exist; pass a PyTorch checkout with --torch-src")
+        raise ui.UserError(f"--torch-src {path} does not exist; pass a PyTorch checkout with the stack applied")
     tree = open_tree(path, sh)
     state = tree.state(stack)
     tree.verify_base(stack, state)
