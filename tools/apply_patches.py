@@ -5,9 +5,10 @@ With no arguments: fetch (if needed) the pinned source into the cache and apply
 ``patches/series`` to it.  ``--torch-src PATH`` targets your own checkout.
 
 On a git checkout every patch becomes one commit (author, date, subject and body
-kept, like ``git am -k``): the result is ready for ``ghstack``.  On a plain
-directory the files are patched in place.  All-or-nothing: if any patch fails,
-the tree is exactly as before and the error names the patch, file and hunk.
+kept, like ``git am -k``, plus an ``Fca-Stack-Patch:`` trailer by which the tool
+knows its commits): the result is ready for ``ghstack``.  On a plain directory
+the files are patched in place.  All-or-nothing: if any patch fails, the tree is
+exactly as before and the error names the patch, file and hunk.
 
 Modes: apply (default), --check (dry run, writes nothing), --status, --revert.
 Exit codes: 0 ok, 1 a patch does not apply, 2 usage, 3 bad input (dirty tree,
@@ -17,6 +18,7 @@ wrong pin, unwritable tree, missing tool).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -47,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--revert", action="store_true", help="remove the applied patches (the tree returns to the pin)")
     p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     return p
+
+
+def command(args: argparse.Namespace, tree: Path, *extra: str) -> str:
+    """The apply command for this tree and stack, with ``extra`` options, ready to paste."""
+    argv = ["python", "tools/apply_patches.py"]
+    if args.torch_src is not None:
+        argv += ["--torch-src", str(tree)]
+    if args.stack.resolve() != paths.DEFAULT_STACK_DIR.resolve():
+        argv += ["--stack", str(args.stack.resolve())]
+    return shlex.join(argv + list(extra))
 
 
 def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
@@ -81,8 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if tree.has_journal():
         if not writes:
             raise ui.UserError(
-                f"an interrupted run left {tree.path} half-updated; run tools/apply_patches.py "
-                "(or --revert) on it to recover first"
+                f"an interrupted run left {tree.path} half-updated; recover it first: "
+                f"`{command(args, tree.path)}` (or `{command(args, tree.path, '--revert')}`)"
             )
         tree.recover()
     state = tree.state(stack)
@@ -98,9 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ui.out(f"{tree.path}: no patch of the stack is applied; nothing to revert")
             return ui.EXIT_OK
         if state.on_top:
+            assert state.base is not None and state.top is not None
             raise ui.UserError(
-                f"{state.on_top} commit(s) sit above the stack in {tree.path}; move them off first "
-                "(e.g. `git rebase --onto <base> <stack-top>`), then revert"
+                f"{state.on_top} commit(s) sit above the stack in {tree.path}; to keep them and take the stack "
+                f"out from under them, run `git -C {shlex.quote(str(tree.path))} rebase --onto {state.base} {state.top}`"
             )
         n = state.applied + state.stale
         with ui.step(f"reverting {n} patch(es) in {tree.path}"):
@@ -117,9 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(f"{tree.path}: {what}; nothing to do")
         return ui.EXIT_OK
     if state.on_top:
+        assert state.top is not None
         raise ui.UserError(
             f"{state.on_top} commit(s) sit above patch {state.applied} of the stack in {tree.path}; "
-            "apply onto a fresh branch at the stack's top or move them off first"
+            f"to apply the rest on a fresh branch at the stack's top, run "
+            f"`git -C {shlex.quote(str(tree.path))} switch -c fca-stack {state.top} && {command(args, tree.path)}`"
         )
     if args.check:
         with ui.step(f"checking {remaining} patch(es) against {tree.path}"):

@@ -7,7 +7,8 @@ diffstat, no signature, user config ignored), the ``series`` file, and the pin
 manifest ``pin.sha256`` (SHA-256 at the pin of every file the stack touches,
 plus anchors).  Output is byte-stable: apply then export gives the same bytes.
 Each patch is by its commit's author, or by --author for every patch (only the
-From: line differs; the repository is not changed).
+From: line differs; the repository is not changed).  The ``Fca-Stack-Patch:``
+trailer apply_patches writes into its commits is left out.
 
 Exit codes: 0 written (or --check: up to date), 1 --check found differences,
 2 usage, 3 bad input (no pin in history, merge commits, wrong pin, an --author
@@ -32,7 +33,7 @@ from tools.lib.identity import PROJECT_AUTHOR, parse_ident
 from tools.lib.pin import MANIFEST_NAME, PIN, Manifest, describe_mismatch, manifest_paths
 from tools.lib.shell import Shell
 from tools.lib.stack import SERIES
-from tools.lib.tree import GitTree
+from tools.lib.tree import GitTree, strip_stack_mark
 
 PATCH_NAME = re.compile(r"^\d{4}-.*\.patch$")
 
@@ -71,10 +72,9 @@ def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None,
     out: dict[str, bytes] = {}
     series: list[str] = []
     touched: list[str] = []
-    with _scratch_objects(tree, author is not None) as env:
+    with _scratch_objects(tree) as env:
         for i, commit in enumerate(commits, 1):
-            if author is not None:
-                commit = _with_author(tree, commit, author, env)
+            commit = _export_copy(tree, commit, author, env)
             text = tree.sh.run(*Shell.git_argv(*FORMAT_PATCH_ARGS, commit), env=env, log=False, binary=True).stdout
             pf = patchfile.parse(text.decode("utf-8", "surrogateescape"))
             name = f"{i:04d}-{patchfile.slugify(pf.subject)}.patch"
@@ -95,27 +95,27 @@ def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None,
 
 
 @contextlib.contextmanager
-def _scratch_objects(tree: GitTree, needed: bool):
-    """The environment format-patch runs in: no user config, and (``needed``) a throwaway object dir in
-    front of the repository's, so the re-authored commit copies never land in the user's repository."""
-    if not needed:
-        yield dict(ISOLATED_CONFIG)
-        return
+def _scratch_objects(tree: GitTree):
+    """The environment format-patch runs in: no user config, and a throwaway object dir in front of the
+    repository's, so the commit copies export makes never land in the user's repository."""
     with tempfile.TemporaryDirectory(prefix="fca-export-") as tmp:
         yield {**ISOLATED_CONFIG, "GIT_OBJECT_DIRECTORY": tmp, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(tree.objects)}
 
 
-def _with_author(tree: GitTree, commit: str, author: tuple[str, str], env: dict[str, str]) -> str:
-    """A copy of ``commit`` whose author is ``author`` and nothing else differs (tree, parent, author
-    date, committer, message), so its patch differs from the commit's only in the From: line; git
-    itself then writes that header (quoting, RFC 2047 for non-ASCII names) as it does for any author."""
+def _export_copy(tree: GitTree, commit: str, author: tuple[str, str] | None, env: dict[str, str]) -> str:
+    """``commit``, or a copy of it without apply_patches' ``Fca-Stack-Patch:`` trailer and (``author``)
+    by ``author``, nothing else differing (tree, parent, author date, committer), so its patch differs
+    only there; git itself then writes the From: header (quoting, RFC 2047 for non-ASCII names)."""
     raw = tree.sh.run(*Shell.git_argv("cat-file", "commit", commit), env=env, log=False, binary=True).stdout
     header, sep, message = raw.partition(b"\n\n")
     lines = header.split(b"\n")
-    i = next(n for n, line in enumerate(lines) if line.startswith(b"author "))
-    when = lines[i].rsplit(b" ", 2)[1:]  # the author date: epoch seconds and zone
-    lines[i] = b" ".join([b"author", f"{author[0]} <{author[1]}>".encode(), *when])
-    copy = b"\n".join(lines) + sep + message
+    if author is not None:
+        i = next(n for n, line in enumerate(lines) if line.startswith(b"author "))
+        when = lines[i].rsplit(b" ", 2)[1:]  # the author date: epoch seconds and zone
+        lines[i] = b" ".join([b"author", f"{author[0]} <{author[1]}>".encode(), *when])
+    copy = b"\n".join(lines) + sep + strip_stack_mark(message)
+    if copy == raw:
+        return commit
     hashed = tree.sh.run(*Shell.git_argv("hash-object", "-t", "commit", "-w", "--stdin"), input=copy, env=env,
                          log=False, binary=True)
     return hashed.stdout.decode().strip()

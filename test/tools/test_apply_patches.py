@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,6 +44,8 @@ def test_apply_makes_one_commit_per_patch_keeping_author_and_message(pin_clone, 
     newest = entries[0]
     assert newest.startswith("Ada Lovelace <ada@example.com>|2025-02-06T12:00:00+00:00|")
     assert PATCHES[5][0] in newest and "Test Plan: pytest test/tools" in newest
+    names = (stack / "series").read_text().split()
+    assert f"\n\nFca-Stack-Patch: {names[5]} " in newest  # how apply knows its own commits
     assert git(repo, "log", "--format=%s", "-7").splitlines() == [p[0] for p in reversed(PATCHES)] + ["PyTorch v2.6.0 (pin)"]
     assert git(repo, "status", "--porcelain") == ""
     assert (repo / "torch/csrc/dynamo/compiled_autograd.cpp").is_file()
@@ -277,7 +280,62 @@ def test_an_edited_stack_never_drops_a_user_commit(pin_clone, stack):
     before = git_state(repo)
     res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
     assert res.returncode == 3 and "4 commit(s) sit above patch 3 of the stack" in res.error_line
+    top = git(repo, "rev-parse", "HEAD~4").strip()
+    assert f"`git -C {repo} switch -c fca-stack {top} && python tools/apply_patches.py" in res.error_line
     assert git_state(repo) == before and (repo / "NOTES.md").read_text() == "mine\n"
+
+
+def test_the_revert_hint_is_a_complete_command_that_keeps_the_users_commits(pin_clone, stack):
+    repo = _applied_with_a_user_commit_on_top(pin_clone(), stack)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--revert")
+    assert res.returncode == 3
+    hint = re.search(r"`(git [^`]+)`", res.error_line)
+    assert hint and "<" not in hint.group(1)
+    subprocess.run(hint.group(1), shell=True, check=True, capture_output=True)
+    assert git(repo, "log", "--format=%s", "-2").splitlines() == ["my work", "PyTorch v2.6.0 (pin)"]
+    assert "0/6 patches" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+
+
+def test_after_a_reset_round_trip_an_edited_patch_replaces_apply_s_old_commit(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, "reset", "-q", "--hard", "HEAD@{1}")
+    _edit_patch(stack, 5)
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+    assert "5/6 patches" in status and "(1 commit(s) from an older version of the stack" in status
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert "dropping 1 commit(s)" in res.stderr and "edited:" in git(repo, "show", "HEAD")
+    assert git(repo, "rev-list", "--count", "v2.6.0..HEAD").strip() == "6"
+
+
+def test_a_rebased_copy_of_the_stack_is_recognised(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    git(repo, "checkout", "-q", "-b", "other", "v2.6.0")
+    (repo / "NOTES.md").write_text("unrelated\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-qm", "an unrelated commit")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "rebase", "-q", "other")
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status")
+    assert status.returncode == 0 and "6/6 patches" in status.stdout and "commit(s)" not in status.stdout
+    _edit_patch(stack, 5)  # ... as apply's own commits, which an edited stack replaces
+    assert "(1 commit(s) from an older version" in run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+
+
+def test_a_commit_of_apply_s_changed_by_hand_is_the_users(pin_clone, stack):
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    (repo / "NOTES.md").write_text("mine\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "--amend", "--no-edit")  # the trailer stays, the diff is no longer apply's
+    _edit_patch(stack, 5)
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 3 and "1 commit(s) sit above patch 5 of the stack" in res.error_line
+    assert git_state(repo) == before
 
 
 def test_paths_with_spaces(pin_clone, stack):
@@ -323,3 +381,4 @@ def test_empty_stack_on_default_pinned_source(tmp_path):
     res = run_tool("apply_patches")
     assert res.returncode == 0, res.stderr
     assert "nothing to do" in res.stdout or "applied" in res.stdout
+

@@ -14,22 +14,43 @@ all-or-nothing:
 
 A run killed half-way leaves the journal; the next run restores the tree from
 it before doing anything else.
+
+Every commit apply makes carries a ``Fca-Stack-Patch:`` trailer (see
+:class:`StackMark`): the patch it was made from and the ``git patch-id --stable``
+of that patch and of the commit's own diff.  That is how the stack's commits are
+told from the user's, by content: a commit is the tool's own (and may be replaced
+by a newer version of its patch) only while its diff is still the one it was made
+with.  A commit without the trailer counts as a patch of the stack when its
+patch-id equals the patch file's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import re
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from tools.lib import failpoint, ui
+from tools.lib.patchfile import PatchFile
 from tools.lib.pin import describe_mismatch
 from tools.lib.shell import CommandError, Shell
-from tools.lib.stack import PatchConflict, Stack, apply_to_contents, describe_apply_failure, read_tree_files
+from tools.lib.stack import (
+    PatchConflict, Stack, apply_to_contents, describe_apply_failure, read_tree_files,
+)
+
+Made = tuple[PatchFile, str, str]  # a commit apply built: patch, commit id, subject
+
+
+def _q(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
 
 # How far above the stack we look for user commits before giving up.
 MAX_COMMITS_ON_TOP = 50
@@ -44,6 +65,46 @@ class TreeState:
     base: str | None = None  # git: the commit the stack sits on
     stale: int = 0  # git: commits above the applied prefix that apply_patches made from an older stack
     top: str | None = None  # git: the applied prefix's top commit (what `stale` sits on)
+
+
+TRAILER = "Fca-Stack-Patch"
+_MARK = re.compile(rf"^{TRAILER}: (.+) ([0-9a-f]{{40}}) ([0-9a-f]{{40}})$")
+
+
+@dataclasses.dataclass(frozen=True)
+class StackMark:
+    """What the ``Fca-Stack-Patch: NAME PATCH-ID DIFF-ID`` trailer of a commit apply made says."""
+
+    name: str  # the patch file it was made from
+    patch_id: str  # `git patch-id --stable` of that patch file
+    diff_id: str  # ... of the commit's diff as made (not patch_id when a 3-way merge changed the context)
+
+    def line(self) -> str:
+        return f"{TRAILER}: {self.name} {self.patch_id} {self.diff_id}"
+
+    @staticmethod
+    def find(message: str) -> "StackMark | None":
+        for line in reversed(message.splitlines()):
+            m = _MARK.match(line)
+            if m:
+                return StackMark(*m.groups())
+        return None
+
+
+def strip_stack_mark(message: bytes) -> bytes:
+    """``message`` without its ``Fca-Stack-Patch:`` line(s) (and the blank line that set one apart)."""
+    lines = message.split(b"\n")
+    prefix = f"{TRAILER}: ".encode()
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith(prefix):
+            i += 1
+            continue
+        del lines[i]
+        if i > 0 and lines[i - 1] == b"" and (i == len(lines) - 1 or lines[i] == b""):
+            del lines[i - 1]
+            i -= 1
+    return b"\n".join(lines)
 
 
 def _check_writable(path: Path, what: str) -> None:
@@ -76,6 +137,7 @@ class GitTree:
         if Path(top).resolve() != path:
             raise ui.UserError(f"{path} is inside the git repository {top}; pass the repository's top-level dir")
         self.git_dir = Path(self.git("rev-parse", "--absolute-git-dir", log=False).strip())
+        self._pid_cache: dict[Path, list[str]] = {}
         self.objects = Path(self.git("rev-parse", "--git-path", "objects", log=False).strip())
         if not self.objects.is_absolute():
             self.objects = (path / self.objects).resolve()
@@ -92,21 +154,25 @@ class GitTree:
 
     def read_at(self, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
         """Contents of ``paths`` at ``rev`` (None where absent), via one cat-file --batch."""
-        request = "".join(f"{rev}:{p}\n" for p in paths).encode()
-        proc = self.sh.run(*Shell.git_argv("cat-file", "--batch"), input=request, binary=True, log=False)
+        return dict(zip(paths, self.read_objects([f"{rev}:{p}" for p in paths])))
+
+    def read_objects(self, specs: Sequence[str], env: dict[str, str] | None = None) -> list[bytes | None]:
+        """The blobs ``specs`` name (``REV:PATH`` or blob ids; None where missing or not a blob), in one cat-file --batch."""
+        request = "".join(f"{spec}\n" for spec in specs).encode()
+        proc = self.sh.run(*Shell.git_argv("cat-file", "--batch"), input=request, binary=True, env=env, log=False)
         data = proc.stdout
-        result: dict[str, bytes | None] = {}
+        result: list[bytes | None] = []
         pos = 0
-        for p in paths:
+        for _ in specs:
             nl = data.index(b"\n", pos)
             header = data[pos:nl].decode()
             pos = nl + 1
-            if header.endswith(" missing"):
-                result[p] = None
+            if header.endswith(" missing") or header.endswith(" ambiguous"):
+                result.append(None)
                 continue
             size = int(header.rsplit(" ", 1)[1])
             kind = header.split(" ")[1]
-            result[p] = data[pos : pos + size] if kind == "blob" else None
+            result.append(data[pos : pos + size] if kind == "blob" else None)
             pos += size + 1
         return result
 
@@ -123,7 +189,7 @@ class GitTree:
         if dirty:
             raise ui.UserError(
                 f"{self.path} has uncommitted changes ({dirty[0].strip()}{' ...' if len(dirty) > 1 else ''}); "
-                "commit or stash them first (`git stash`), nothing was changed"
+                f"commit or stash them first (`git -C {_q(self.path)} stash`), nothing was changed"
             )
         for path in stack.created:
             if (self.path / path).exists():
@@ -162,74 +228,79 @@ class GitTree:
         return True
 
     # -- state ------------------------------------------------------------------------------
-    def _patch_ids_of_files(self, stack: Stack) -> list[str]:
-        ids = []
-        for f in stack.files:
-            out = self.sh.run(*Shell.git_argv("patch-id", "--stable"), input=f.read_text(errors="surrogateescape"), log=False).stdout
-            ids.append(out.split()[0] if out.strip() else "")
-        return ids
+    def _file_patch_ids(self, stack: Stack) -> list[str]:
+        """`git patch-id --stable` of every patch file ("" for one without a diff), computed once per stack."""
+        cached = self._pid_cache.get(stack.dir)
+        if cached is None:
+            cached = []
+            for f in stack.files:
+                out = self.sh.run(*Shell.git_argv("patch-id", "--stable"), input=f.read_text(errors="surrogateescape"), log=False).stdout
+                cached.append(out.split()[0] if out.strip() else "")
+            self._pid_cache[stack.dir] = cached
+        return cached
 
-    def state(self, stack: Stack) -> TreeState:
-        head = self.head()
-        depth = len(stack) + MAX_COMMITS_ON_TOP
+    def _history(self, depth: int) -> tuple[list[str], dict[str, str], dict[str, StackMark]]:
+        """HEAD's first-parent commits (newest first), their patch-ids and their stack marks."""
         commits = self.git("rev-list", "--first-parent", f"--max-count={depth}", "HEAD", log=False).split()
-        made, made_base = self._made_by_apply()
-        # nothing of the stack matches: the tree is the pin, or the pin under commits some older stack made
-        if made and made_base in commits and all(c in made for c in commits[: commits.index(made_base)]):
-            unmatched = TreeState(applied=0, base=made_base, stale=commits.index(made_base), top=made_base)
-        else:
-            unmatched = TreeState(applied=0, base=head, top=head)
-        if not stack.files:
-            return unmatched
+        messages = self.git("log", "--first-parent", f"--max-count={depth}", "--format=%x01%H%n%B", "HEAD", log=False)
+        marks: dict[str, StackMark] = {}
+        for chunk in messages.split("\x01")[1:]:
+            commit, _, body = chunk.partition("\n")
+            mark = StackMark.find(body)
+            if mark is not None:
+                marks[commit] = mark
         log = self.git(
             "-c", "log.showRoot=false", "log", "-p", "--first-parent", "--no-color", "--full-index", f"--max-count={depth}", "--format=commit %H", "HEAD", log=False
         )
         proc = self.sh.run(*Shell.git_argv("patch-id", "--stable"), input=log, log=False)
-        pid_of: dict[str, str] = {}
+        pids: dict[str, str] = {}
         for line in proc.stdout.splitlines():
             pid, commit = line.split()
-            pid_of[commit] = pid
-        commit_pids = [pid_of.get(c, "") for c in commits]
-        want = self._patch_ids_of_files(stack)
-        if want[0] not in commit_pids:
+            pids[commit] = pid
+        return commits, pids, marks
+
+    def state(self, stack: Stack) -> TreeState:
+        head = self.head()
+        commits, pids, marks = self._history(len(stack) + MAX_COMMITS_ON_TOP)
+
+        def ours(c: str) -> bool:
+            """Made by apply and unchanged since: its diff is still the one its mark records."""
+            return c in marks and marks[c].diff_id == pids.get(c)
+
+        # nothing of the stack matches: the tree is the pin, or the pin under commits some older stack made
+        n = 0
+        while n + 1 < len(commits) and ours(commits[n]):
+            n += 1
+        unmatched = TreeState(applied=0, base=commits[n], stale=n, top=commits[n]) if n else TreeState(applied=0, base=head, top=head)
+        if not stack.files:
             return unmatched
-        j = commit_pids.index(want[0])
+        want = self._file_patch_ids(stack)
+
+        def matches(c: str, i: int) -> bool:
+            return pids.get(c) == want[i] or (ours(c) and marks[c].patch_id == want[i])
+
+        j = next((i for i, c in enumerate(commits) if matches(c, 0)), None)
+        if j is None:
+            return unmatched
         k = 1
-        while k < len(want) and j - k >= 0 and commit_pids[j - k] == want[k]:
+        while k < len(want) and j - k >= 0 and matches(commits[j - k], k):
             k += 1
         base = commits[j + 1] if j + 1 < len(commits) else None
         if base is None:
             raise ui.UserError(f"the stack's first patch is the root commit of {self.path}; its base must be the v2.6.0 commit")
         on_top, top = j - k + 1, commits[j - k + 1]
-        if on_top and all(c in made for c in commits[:on_top]):
+        if on_top and all(ours(c) for c in commits[:on_top]):
             return TreeState(applied=k, base=base, stale=on_top, top=top)
         return TreeState(applied=k, on_top=on_top, base=base, top=top)
 
-    def _made_by_apply(self) -> tuple[set[str], str | None]:
-        """The commits that HEAD's latest run of ``fca apply`` moves put there, and the commit before them.
-
-        Read from HEAD's reflog: only a chain of ``fca apply`` entries ending at the current HEAD counts,
-        so a commit the user made (or a reset, rebase, checkout) is never taken for ours.
-        """
-        proc = self.sh.run(*Shell.git_argv("reflog", "show", "--format=%H %gs", "HEAD"), check=False, log=False)
-        entries = [line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line]
-        if proc.returncode != 0 or not entries or entries[0][0] != self.head():
-            return set(), None
-        made: set[str] = set()
-        before = None
-        for i, (commit, subject) in enumerate(entries):
-            if subject == "fca drop-stale":
-                continue  # moved HEAD back onto commits an earlier apply made
-            if subject != "fca apply" or i + 1 == len(entries):
-                break
-            before = entries[i + 1][0]
-            made.update(self.git("rev-list", f"{before}..{commit}", log=False).split())
-        return made, before
-
-    def verify_base(self, stack: Stack, state: TreeState) -> None:
+    def base_mismatches(self, stack: Stack, state: TreeState) -> list[tuple[str, str, str]]:
+        """(path, expected, actual) for every pinned file that differs at the stack's base."""
         assert state.base is not None
         paths = sorted(stack.manifest.entries)
-        bad = stack.manifest.mismatches(self.read_at(state.base, paths))
+        return stack.manifest.mismatches(self.read_at(state.base, paths))
+
+    def verify_base(self, stack: Stack, state: TreeState) -> None:
+        bad = self.base_mismatches(stack, state)
         if bad:
             raise ui.UserError(describe_mismatch(self.path, bad))
 
@@ -242,9 +313,8 @@ class GitTree:
 
     # -- operations -------------------------------------------------------------------------
     def check(self, stack: Stack, state: TreeState) -> None:
-        remaining = list(zip(stack.files, stack.patches))[state.applied :]
-        contents = self.read_at(state.top or "HEAD", stack.watched)
-        apply_to_contents(self.sh, contents, remaining)
+        with self._build(stack, state, state.top or self.head()):
+            pass  # built in scratch, then thrown away
 
     def drop_stale(self, state: TreeState) -> None:
         """Move HEAD (and the tree) off the commits an older stack left, to the applied prefix's top."""
@@ -262,10 +332,23 @@ class GitTree:
 
     def apply(self, stack: Stack, state: TreeState) -> list[str]:
         """Commit the remaining patches on HEAD; returns the new commit ids."""
-        remaining = list(zip(stack.files, stack.patches))[state.applied :]
         old = self.head()
+        with self._build(stack, state, old) as (made, objects):
+            for pf, commit, subject in made:
+                ui.info(f"  applied {pf.name} -> {commit[:12]} {subject}")
+            self._import_objects(objects)
+        new = made[-1][1] if made else old
+        self._move_tree("apply", old, new)
+        return [m[1] for m in made]
+
+    @contextlib.contextmanager
+    def _build(self, stack: Stack, state: TreeState, start: str) -> Iterator[tuple[list[Made], Path]]:
+        """Commit the remaining patches on ``start`` in a scratch index and object dir; yields
+        ([(patch, commit, subject)], the scratch object dir).  Nothing reaches the repository
+        unless the caller imports those objects; a conflict raises PatchConflict naming file and hunk."""
+        remaining = list(zip(stack.files, stack.patches, self._file_patch_ids(stack)))[state.applied :]
         ident = self._committer_ident()
-        commits: list[str] = []
+        made: list[Made] = []
         with tempfile.TemporaryDirectory(prefix="fca-am-") as tmp:
             tmpdir = Path(tmp)
             env = {
@@ -274,9 +357,9 @@ class GitTree:
                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.objects),
             }
             (tmpdir / "objects").mkdir()
-            self.git("read-tree", old, env=env, log=False)
-            parent = old
-            for path, pf in remaining:
+            self.git("read-tree", start, env=env, log=False)
+            parent = start
+            for path, pf, patch_id in remaining:
                 info = self.sh.run(
                     *Shell.git_argv("mailinfo", "-k", "-u", str(tmpdir / "msg"), str(tmpdir / "diff")),
                     input=path.read_bytes(), binary=True, env=env, log=False,
@@ -292,6 +375,7 @@ class GitTree:
                 message = meta.get("Subject", "") + ("\n\n" + body if body.strip() else "\n")
                 if not message.endswith("\n"):
                     message += "\n"
+                message += "\n" + StackMark(pf.name, patch_id, patch_id).line() + "\n"
                 (tmpdir / "message").write_text(message, encoding="utf-8", errors="surrogateescape")
                 cenv = dict(env)
                 cenv.update(
@@ -301,12 +385,9 @@ class GitTree:
                 if ident is None:
                     cenv.update(GIT_COMMITTER_NAME=cenv["GIT_AUTHOR_NAME"], GIT_COMMITTER_EMAIL=cenv["GIT_AUTHOR_EMAIL"])
                 commit = self.git("commit-tree", tree, "-p", parent, "-F", str(tmpdir / "message"), env=cenv, log=False).strip()
-                ui.info(f"  applied {pf.name} -> {commit[:12]} {meta.get('Subject', '')}")
-                commits.append(commit)
+                made.append((pf, commit, meta.get("Subject", "")))
                 parent = commit
-            self._import_objects(tmpdir / "objects")
-        self._move_tree("apply", old, parent)
-        return commits
+            yield made, tmpdir / "objects"
 
     def revert(self, stack: Stack, state: TreeState) -> None:
         assert state.base is not None
@@ -394,6 +475,7 @@ class PlainTree:
 
     def verify_base(self, stack: Stack, state: TreeState) -> None:
         """``state`` already proved the base by content."""
+
 
     def check(self, stack: Stack, state: TreeState) -> None:
         remaining = list(zip(stack.files, stack.patches))[state.applied :]
