@@ -8,7 +8,9 @@ On a git checkout every patch becomes one commit (author, date, subject and body
 kept, like ``git am -k``, plus an ``Fca-Stack-Patch:`` trailer by which the tool
 knows its commits): the result is ready for ``ghstack``.  On a plain directory
 the files are patched in place.  All-or-nothing: if any patch fails, the tree is
-exactly as before and the error names the patch, file and hunk.
+exactly as before and the error names the patch, file and hunk.  ``--3way``
+applies onto a checkout whose pinned files differ from the pin (your own
+commits), merging a patch that does not apply as is against the pin's blobs.
 
 Modes: apply (default), --check (dry run, writes nothing), --status, --revert.
 Exit codes: 0 ok, 1 a patch does not apply, 2 usage, 3 bad input (dirty tree,
@@ -27,6 +29,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import paths, ui
+from tools.lib.pin import describe_mismatch
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
@@ -47,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="dry run: verify the pin and that every remaining patch applies; write nothing")
     mode.add_argument("--status", action="store_true", help="print which patches are applied")
     mode.add_argument("--revert", action="store_true", help="remove the applied patches (the tree returns to the pin)")
+    p.add_argument("--3way", dest="three_way", action="store_true",
+                   help="git checkouts whose pinned files differ from the pin: merge a patch that does not apply as is "
+                        "against the pin's blobs (a conflict changes nothing and names file, hunk and lines)")
     p.add_argument("-q", "--quiet", action="store_true", help="only print the result")
     return p
 
@@ -68,7 +74,7 @@ def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
     return ensure_pinned_source(cache, sh, tarball=args.tarball)
 
 
-def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path) -> str:
+def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path, off_pin: str = "") -> str:
     lines = [f"{tree} ({tree_desc}): {state.applied}/{len(stack)} patches of {stack.dir / 'series'} applied"]
     for i, name in enumerate(stack.names):
         lines.append(f"  [{'x' if i < state.applied else ' '}] {name}")
@@ -77,6 +83,8 @@ def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path) ->
     if state.stale:
         lines.append(f"  ({state.stale} commit(s) from an older version of the stack, made by apply_patches; "
                      "applying replaces them)")
+    if off_pin:
+        lines.append(f"  (the stack's base differs from the pin in {off_pin})")
     return "\n".join(lines)
 
 
@@ -87,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack = Stack.load(args.stack.resolve())
     tree_path = resolve_tree(args, sh)
     tree = open_tree(tree_path, sh)
+    if args.three_way and tree.kind != "git":
+        raise ui.UserError(
+            f"--3way needs a git checkout (it merges against the pin's blobs); {tree.path} is a plain directory"
+        )
     writes = not (args.check or args.status)
     if writes:
         tree.check_writable()
@@ -98,10 +110,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         tree.recover()
     state = tree.state(stack)
-    tree.verify_base(stack, state)
+    remaining = len(stack) - state.applied
+    off_pin = tree.base_mismatches(stack, state)
+    off_pin_files = ", ".join(bad[0] for bad in off_pin)
+    # A base off the pin is fine for --3way, and for looking at or reverting a stack applied there.
+    if off_pin and not args.three_way:
+        if not ((args.status or args.revert or remaining == 0) and (state.applied or state.stale)):
+            raise ui.UserError(
+                f"{describe_mismatch(tree.path, off_pin)}; or apply the stack onto these changes "
+                f"by 3-way merges: `{command(args, tree.path, '--3way')}`"
+            )
+    elif off_pin:
+        ui.info(f"--3way: {len(off_pin)} pinned file(s) differ from the pin ({off_pin_files}); "
+                "a patch that does not apply as is is merged against the pin's blobs")
 
     if args.status:
-        ui.out(format_status(stack, state, tree.describe(), tree.path))
+        ui.out(format_status(stack, state, tree.describe(), tree.path, off_pin_files))
         return ui.EXIT_OK
 
     tree.ensure_clean(stack)
@@ -118,10 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         n = state.applied + state.stale
         with ui.step(f"reverting {n} patch(es) in {tree.path}"):
             tree.revert(stack, state)
-        ui.out(f"{tree.path}: reverted {n} patch(es); the tree is at the pin")
+        where = f"the stack's base {state.base[:12]}" if off_pin and state.base else "the pin"
+        ui.out(f"{tree.path}: reverted {n} patch(es); the tree is at {where}")
         return ui.EXIT_OK
 
-    remaining = len(stack) - state.applied
     if state.stale and not args.check:
         with ui.step(f"dropping {state.stale} commit(s) of an older version of the stack from {tree.path}"):
             tree.drop_stale(state)
@@ -131,18 +155,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ui.EXIT_OK
     if state.on_top:
         assert state.top is not None
+        rerun = command(args, tree.path, *(["--3way"] if args.three_way else []))
         raise ui.UserError(
             f"{state.on_top} commit(s) sit above patch {state.applied} of the stack in {tree.path}; "
             f"to apply the rest on a fresh branch at the stack's top, run "
-            f"`git -C {shlex.quote(str(tree.path))} switch -c fca-stack {state.top} && {command(args, tree.path)}`"
+            f"`git -C {shlex.quote(str(tree.path))} switch -c fca-stack {state.top} && {rerun}`"
         )
     if args.check:
         with ui.step(f"checking {remaining} patch(es) against {tree.path}"):
-            tree.check(stack, state)
+            tree.check(stack, state, three_way=args.three_way)
         ui.out(f"{tree.path}: all {remaining} remaining patch(es) apply cleanly (nothing written)")
         return ui.EXIT_OK
     with ui.step(f"applying {remaining} patch(es) to {tree.path}"):
-        tree.apply(stack, state)
+        tree.apply(stack, state, three_way=args.three_way)
     ui.out(f"{tree.path}: applied {remaining} patch(es); {len(stack)}/{len(stack)} applied")
     return ui.EXIT_OK
 

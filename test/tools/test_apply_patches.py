@@ -382,3 +382,114 @@ def test_empty_stack_on_default_pinned_source(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "nothing to do" in res.stdout or "applied" in res.stdout
 
+
+# -- 3-way apply onto a tree off the pin (the repo's own stack) ------------------------------------------------
+
+
+@pytest.fixture
+def real_stack(tmp_path: Path) -> Path:
+    return copy_stack(REPO_ROOT / "patches", tmp_path / "real stack")
+
+
+def _pin_line(stack: Path, repo: Path, index: int, kind: str, only: str | None = None) -> tuple[str, str, str]:
+    """(file, hunk header, line) of patch ``index`` (in file ``only`` if given): a line of the pin that one
+    of its hunks removes (``kind`` "-") or has as its first context line, 3 lines off the change (" ");
+    unique in the file."""
+    name = (stack / "series").read_text().split()[index]
+    path, hunk, body = "", "", []
+    hunks: list[tuple[str, str, list[str]]] = []
+    for line in (stack / name).read_text().split("\n"):
+        if line.startswith("diff --git "):
+            path = line.rsplit(" b/", 1)[1]
+        elif line.startswith("@@"):
+            hunk, body = line, []
+            hunks.append((path, hunk, body))
+        elif hunks and line[:1] in (" ", "+", "-"):
+            body.append(line)
+    for path, hunk, body in hunks:
+        if only is not None and path != only:
+            continue
+        candidates = [body[0]] if kind == " " and all(l.startswith(" ") for l in body[:3]) else [l for l in body if l[:1] == kind]
+        pin = (repo / path).read_text().split("\n") if (repo / path).is_file() else []
+        for line in candidates:
+            if line[1:].strip() and pin.count(line[1:]) == 1:
+                return path, hunk, line[1:]
+    raise AssertionError(f"no unique {kind!r} line in {name}")
+
+
+def _commit_edits(repo: Path, edits: list[tuple[str, str, str]], message: str) -> None:
+    for path, old, new in edits:
+        f = repo / path
+        f.write_text(f.read_text().replace(old + "\n", new + "\n", 1))
+    git(repo, "commit", "-qam", message)
+
+
+def _off_the_pin(repo: Path, stack: Path) -> list[tuple[str, str, str]]:
+    """Commit changes to two pinned files that no patch changes, each 3 lines from a patch's change:
+    one in a file the stack first touches there (merged against the pin's blob), one in a file earlier
+    patches changed (merged against what they made of it); returns the edits (file, old, new)."""
+    edits = []
+    for index, only in ((4, "torch/_dynamo/config.py"), (3, "test/inductor/test_compiled_autograd.py")):
+        path, _, line = _pin_line(stack, repo, index, " ", only)
+        edits.append((path, line, line + "  # local change"))
+    _commit_edits(repo, edits, "my unrelated changes")
+    return edits
+
+
+def test_a_tree_off_the_pin_is_refused_naming_every_differing_file_and_3way(pin_clone, real_stack):
+    repo = pin_clone()
+    edits = _off_the_pin(repo, real_stack)
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack)
+    assert res.returncode == 3
+    for path, _, _ in edits:
+        assert f"{path} differs from the pin" in res.error_line
+    assert f"`python tools/apply_patches.py --torch-src {repo} --stack '{real_stack}' --3way`" in res.error_line
+    assert git_state(repo) == before
+
+
+def test_3way_applies_the_stack_onto_changes_off_the_pin(pin_clone, real_stack):
+    repo = pin_clone()
+    edits = _off_the_pin(repo, real_stack)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack, "--3way")
+    assert res.returncode == 0, res.stderr
+    n = len((real_stack / "series").read_text().split())
+    assert res.stderr.count("(3-way merge)") == 2
+    assert git(repo, "rev-list", "--count", "HEAD~1..HEAD", f"^HEAD~{n}").strip() == "1"
+    assert git(repo, "log", "-1", "--format=%s", f"HEAD~{n}").strip() == "my unrelated changes"
+    assert git(repo, "status", "--porcelain") == ""
+    vendored = REPO_ROOT / "vendored_torch_patches"
+    changed = {path: (old, new) for path, old, new in edits}
+    for copy in (p for p in vendored.rglob("*") if p.is_file() and p.name not in ("README.md", "NOTICE")):
+        path = str(copy.relative_to(vendored))
+        want = copy.read_text()
+        if path in changed:
+            want = want.replace(changed[path][0] + "\n", changed[path][1] + "\n", 1)
+        assert (repo / path).read_text() == want, path
+
+
+def test_status_and_revert_work_on_a_3way_applied_tree(pin_clone, real_stack):
+    repo = pin_clone()
+    edits = _off_the_pin(repo, real_stack)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack, "--3way").returncode == 0
+    n = len((real_stack / "series").read_text().split())
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack, "--status")
+    assert status.returncode == 0 and f"{n}/{n} patches" in status.stdout
+    assert f"the stack's base differs from the pin in {', '.join(sorted(p for p, _, _ in edits))})" in status.stdout
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack, "--revert")
+    assert res.returncode == 0, res.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == base and git(repo, "status", "--porcelain") == ""
+
+
+def test_3way_conflict_changes_nothing_and_names_file_hunk_and_lines(pin_clone, real_stack):
+    repo = pin_clone()
+    path, hunk, line = _pin_line(real_stack, repo, 2, "-")
+    _commit_edits(repo, [(path, line, line + "  # mine")], "my change to a line patch 3 changes")
+    before = git_state(repo)
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", real_stack, "--3way")
+    assert res.returncode == 1
+    name = (real_stack / "series").read_text().split()[2]
+    assert f"patch {name} does not apply: 3-way merge conflict in {path}: hunk #" in res.error_line
+    assert f"({hunk})" in res.error_line and f"`{line.strip()}  # mine`" in res.error_line
+    assert git_state(repo) == before

@@ -30,6 +30,8 @@ class FileDiff:
     new_path: str | None  # None when the patch deletes the file
     hunks: tuple[Hunk, ...]
     binary: bool = False
+    old_blob: str | None = None  # full blob id of the pre-image (the ``index`` line), None when created
+    old_mode: str | None = None  # its mode (``100644``), None when created
 
     @property
     def path(self) -> str:
@@ -116,7 +118,7 @@ def parse(text: str, name: str = "<patch>") -> PatchFile:
         nonlocal cur
         if cur is not None:
             files.append(
-                FileDiff(cur["old"], cur["new"], tuple(cur["hunks"]), cur["binary"])
+                FileDiff(cur["old"], cur["new"], tuple(cur["hunks"]), cur["binary"], cur["old_blob"], cur["old_mode"])
             )
         cur = None
 
@@ -126,12 +128,21 @@ def parse(text: str, name: str = "<patch>") -> PatchFile:
             flush()
             m = re.match(r'^diff --git (?:"?a/)(.*?)"? (?:"?b/)(.*?)"?$', line)
             a, b = (m.group(1), m.group(2)) if m else ("", "")
-            cur = {"old": a, "new": b, "hunks": [], "binary": False}
+            cur = {"old": a, "new": b, "hunks": [], "binary": False, "old_blob": None, "old_mode": None}
         elif cur is not None:
             if line.startswith("new file mode"):
                 cur["old"] = None
             elif line.startswith("deleted file mode"):
                 cur["new"] = None
+                cur["old_mode"] = line.split()[-1]
+            elif line.startswith("old mode "):
+                cur["old_mode"] = line.split()[-1]
+            elif line.startswith("index ") and not cur["hunks"]:
+                ids, _, mode = line[len("index "):].partition(" ")
+                old_blob = ids.split("..")[0]
+                cur["old_blob"] = None if not old_blob.strip("0") else old_blob
+                if mode and cur["old_mode"] is None:
+                    cur["old_mode"] = mode.strip()
             elif line.startswith("--- "):
                 cur["old"] = _strip_prefix(line[4:])
             elif line.startswith("+++ "):

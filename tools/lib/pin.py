@@ -169,16 +169,18 @@ def manifest_paths(touched: Iterable[str]) -> list[str]:
     return sorted(set(ANCHOR_FILES) | set(touched))
 
 
-def describe_mismatch(tree: Path, bad: list[tuple[str, str, str]]) -> str:
-    path, expected, actual = bad[0]
-    more = f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""
+def describe_file_mismatch(path: str, expected: str, actual: str) -> str:
     if expected == ABSENT:
-        what = "exists but is absent at the pin"
-    elif actual == ABSENT:
-        what = "is missing"
-    else:
-        what = f"differs from the pin (sha256 {actual[:12]}, expected {expected[:12]})"
+        return f"{path} exists but is absent at the pin"
+    if actual == ABSENT:
+        return f"{path} is missing"
+    return f"{path} differs from the pin (sha256 {actual[:12]}, expected {expected[:12]})"
+
+
+def describe_mismatch(tree: Path, bad: list[tuple[str, str, str]]) -> str:
+    """One line naming every pinned file of ``tree`` that is not as at the pin."""
+    files = ", ".join(describe_file_mismatch(*b) for b in bad)
     return (
-        f"{tree} is not PyTorch v{PIN.version}: {path} {what}{more}; "
+        f"{tree} is not PyTorch v{PIN.version}: {files}; "
         f"check out tag {PIN.git_tag} or run tools/fetch_pinned_source.py"
     )

@@ -5,6 +5,7 @@ scratch-dir engine that applies patches to file contents without touching a tree
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import shutil
@@ -105,6 +106,36 @@ def describe_apply_failure(patch: patchfile.PatchFile, stderr: str) -> str:
         if e:
             return e.group(1)
     return stderr.strip().splitlines()[-1] if stderr.strip() else "git apply failed"
+
+
+def _changed_ranges(a: list[bytes], b: list[bytes]) -> list[tuple[int, int, int, int]]:
+    """(a_start, a_end, b_start, b_end) of every run of lines that differs from ``a`` to ``b``."""
+    ops = difflib.SequenceMatcher(None, a, b).get_opcodes()
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+
+
+def _quote_lines(lines: list[bytes], limit: int = 3) -> str:
+    shown = [line.decode("utf-8", "replace").strip() for line in lines[:limit]]
+    more = f" (+{len(lines) - limit} more)" if len(lines) > limit else ""
+    return " / ".join(f"`{line}`" for line in shown) + more if shown else "nothing"
+
+
+def describe_merge_conflict(patch: patchfile.PatchFile, path: str, base: bytes, ours: bytes, theirs: bytes) -> str:
+    """Name the hunk of ``patch`` whose change to ``path`` overlaps the tree's own change, with the lines
+    on both sides: ``base`` is the file as the patch expects it, ``ours`` as the tree has it, ``theirs``
+    the patch applied to ``base``."""
+    b, o, t = base.splitlines(), ours.splitlines(), theirs.splitlines()
+    hunks = next((f.hunks for f in patch.files if path in f.paths), ())
+    for tb1, tb2, t1, t2 in _changed_ranges(b, t):
+        for ob1, ob2, o1, o2 in _changed_ranges(b, o):
+            if ob1 <= tb2 and tb1 <= ob2:  # overlapping or adjacent, as git's merge sees a conflict
+                hunk = next((h for h in hunks if h.old_start - 1 <= tb2 and tb1 <= h.old_start - 1 + h.old_len), None)
+                where = f"hunk #{hunk.index} ({hunk.header.strip()})" if hunk else f"the change at line {tb1 + 1}"
+                return (
+                    f"3-way merge conflict in {path}: {where} changes {_quote_lines(b[tb1:tb2])} "
+                    f"to {_quote_lines(t[t1:t2])}, where the tree has {_quote_lines(o[o1:o2])} (line {o1 + 1})"
+                )
+    return f"3-way merge conflict in {path}"
 
 
 def write_contents(root: Path, contents: Contents) -> None:

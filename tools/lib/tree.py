@@ -21,7 +21,8 @@ of that patch and of the commit's own diff.  That is how the stack's commits are
 told from the user's, by content: a commit is the tool's own (and may be replaced
 by a newer version of its patch) only while its diff is still the one it was made
 with.  A commit without the trailer counts as a patch of the stack when its
-patch-id equals the patch file's.
+patch-id equals the patch file's.  ``--3way`` merges a patch that does not apply
+as is against the pin's blobs (the patches' ``index`` lines name them).
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ from typing import Iterator, Sequence
 
 from tools.lib import failpoint, ui
 from tools.lib.patchfile import PatchFile
-from tools.lib.pin import describe_mismatch
+from tools.lib.pin import PIN, describe_mismatch, sha256_bytes
 from tools.lib.shell import CommandError, Shell
 from tools.lib.stack import (
-    PatchConflict, Stack, apply_to_contents, describe_apply_failure, read_tree_files,
+    PatchConflict, Stack, apply_to_contents, describe_apply_failure, describe_merge_conflict, read_tree_files,
 )
 
-Made = tuple[PatchFile, str, str]  # a commit apply built: patch, commit id, subject
+Made = tuple[PatchFile, str, str, bool]  # a commit apply built: patch, commit id, subject, 3-way merged
 
 
 def _q(path: Path | str) -> str:
@@ -312,8 +313,8 @@ class GitTree:
         return state.base, self.read_at(state.base, stack.watched)
 
     # -- operations -------------------------------------------------------------------------
-    def check(self, stack: Stack, state: TreeState) -> None:
-        with self._build(stack, state, state.top or self.head()):
+    def check(self, stack: Stack, state: TreeState, *, three_way: bool = False) -> None:
+        with self._build(stack, state, state.top or self.head(), three_way=three_way):
             pass  # built in scratch, then thrown away
 
     def drop_stale(self, state: TreeState) -> None:
@@ -330,25 +331,26 @@ class GitTree:
         self.git("update-ref", "-m", f"fca {op}", "HEAD", new, old)
         self._journal().unlink()
 
-    def apply(self, stack: Stack, state: TreeState) -> list[str]:
+    def apply(self, stack: Stack, state: TreeState, *, three_way: bool = False) -> list[str]:
         """Commit the remaining patches on HEAD; returns the new commit ids."""
         old = self.head()
-        with self._build(stack, state, old) as (made, objects):
-            for pf, commit, subject in made:
-                ui.info(f"  applied {pf.name} -> {commit[:12]} {subject}")
+        with self._build(stack, state, old, three_way=three_way) as (made, objects):
+            for pf, commit, subject, merged in made:
+                ui.info(f"  applied {pf.name} -> {commit[:12]} {subject}{' (3-way merge)' if merged else ''}")
             self._import_objects(objects)
         new = made[-1][1] if made else old
         self._move_tree("apply", old, new)
         return [m[1] for m in made]
 
     @contextlib.contextmanager
-    def _build(self, stack: Stack, state: TreeState, start: str) -> Iterator[tuple[list[Made], Path]]:
+    def _build(self, stack: Stack, state: TreeState, start: str, *, three_way: bool) -> Iterator[tuple[list[Made], Path]]:
         """Commit the remaining patches on ``start`` in a scratch index and object dir; yields
-        ([(patch, commit, subject)], the scratch object dir).  Nothing reaches the repository
+        ([(patch, commit, subject, 3-way merged)], the scratch object dir).  Nothing reaches the repository
         unless the caller imports those objects; a conflict raises PatchConflict naming file and hunk."""
         remaining = list(zip(stack.files, stack.patches, self._file_patch_ids(stack)))[state.applied :]
         ident = self._committer_ident()
         made: list[Made] = []
+        seeded = False
         with tempfile.TemporaryDirectory(prefix="fca-am-") as tmp:
             tmpdir = Path(tmp)
             env = {
@@ -365,17 +367,25 @@ class GitTree:
                     input=path.read_bytes(), binary=True, env=env, log=False,
                 ).stdout.decode("utf-8", "replace")
                 meta = dict(line.split(": ", 1) for line in info.splitlines() if ": " in line)
-                proc = self.sh.run(
-                    *Shell.git_argv("apply", "--cached", "--whitespace=nowarn", str(tmpdir / "diff")), env=env, check=False, log=False
-                )
+                apply = Shell.git_argv("apply", "--cached", "--whitespace=nowarn", str(tmpdir / "diff"))
+                proc = self.sh.run(*apply, env=env, check=False, log=False)
+                diff_id, merged = patch_id, False
                 if proc.returncode != 0:
-                    raise PatchConflict(pf, describe_apply_failure(pf, proc.stderr))
+                    if not three_way:
+                        raise PatchConflict(pf, describe_apply_failure(pf, proc.stderr))
+                    if not seeded:
+                        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] += os.pathsep + str(self._seed_pin_chain(stack, tmpdir))
+                        seeded = True
+                    merge = self.sh.run(*apply[:-1], "--3way", apply[-1], env=env, check=False, log=False)
+                    if merge.returncode != 0:
+                        raise PatchConflict(pf, self._describe_conflict(pf, proc.stderr, env))
+                    diff_id, merged = self._diff_patch_id(parent, env), True
                 tree = self.git("write-tree", env=env, log=False).strip()
                 body = (tmpdir / "msg").read_text(encoding="utf-8", errors="surrogateescape")
                 message = meta.get("Subject", "") + ("\n\n" + body if body.strip() else "\n")
                 if not message.endswith("\n"):
                     message += "\n"
-                message += "\n" + StackMark(pf.name, patch_id, patch_id).line() + "\n"
+                message += "\n" + StackMark(pf.name, patch_id, diff_id).line() + "\n"
                 (tmpdir / "message").write_text(message, encoding="utf-8", errors="surrogateescape")
                 cenv = dict(env)
                 cenv.update(
@@ -385,9 +395,64 @@ class GitTree:
                 if ident is None:
                     cenv.update(GIT_COMMITTER_NAME=cenv["GIT_AUTHOR_NAME"], GIT_COMMITTER_EMAIL=cenv["GIT_AUTHOR_EMAIL"])
                 commit = self.git("commit-tree", tree, "-p", parent, "-F", str(tmpdir / "message"), env=cenv, log=False).strip()
-                made.append((pf, commit, meta.get("Subject", "")))
+                made.append((pf, commit, meta.get("Subject", ""), merged))
                 parent = commit
             yield made, tmpdir / "objects"
+
+    def _diff_patch_id(self, parent: str, env: dict[str, str]) -> str:
+        """`git patch-id --stable` of the scratch index against ``parent``: what state() will compute for its commit."""
+        diff = self.git("diff", "--cached", "-p", "--no-color", "--full-index", parent, env=env, log=False)
+        out = self.sh.run(*Shell.git_argv("patch-id", "--stable"), input=diff, log=False).stdout
+        return out.split()[0] if out.strip() else ""
+
+    def _seed_pin_chain(self, stack: Stack, tmpdir: Path) -> Path:
+        """An object dir with every blob the patches' ``index`` lines name: the pin's blobs (checked against
+        the manifest) and what each patch makes of them, so `git apply --3way` has every merge base."""
+        seed = tmpdir / "pin-objects"
+        seed.mkdir()
+        env = {"GIT_INDEX_FILE": str(tmpdir / "pin-index"), "GIT_OBJECT_DIRECTORY": str(seed),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.objects)}
+        first: dict[str, tuple[str, str]] = {}  # path -> (mode, blob) where the stack first touches it
+        seen: set[str] = set()
+        for pf in stack.patches:
+            for f in pf.files:
+                if f.old_path and f.old_path not in seen and f.old_blob:
+                    first[f.old_path] = (f.old_mode or "100644", f.old_blob)
+                seen.update(f.paths)
+        blobs = dict(zip(first, self.read_objects([blob for _, blob in first.values()], env)))
+        for p, data in blobs.items():
+            if data is None:
+                raise ui.UserError(
+                    f"{self.path} lacks the pin's copy of {p} (blob {first[p][1][:12]}), which a 3-way merge needs; "
+                    f"fetch it: `git -C {_q(self.path)} fetch https://github.com/pytorch/pytorch.git tag {PIN.git_tag}`"
+                )
+            expected = stack.manifest.entries.get(p)
+            if expected is not None and sha256_bytes(data) != expected:
+                raise ui.UserError(
+                    f"the stack's pre-image of {p} (blob {first[p][1][:12]}) is not the pin's ({stack.manifest.entries[p][:12]}); "
+                    "the stack was exported from another base; re-export it from the pin with tools/export_patches.py"
+                )
+        info = "".join(f"{mode} {blob}\t{p}\n" for p, (mode, blob) in first.items())
+        self.git("update-index", "--add", "--index-info", input=info, env=env, log=False)
+        for path, pf in zip(stack.files, stack.patches):
+            proc = self.sh.run(*Shell.git_argv("apply", "--cached", "--whitespace=nowarn", str(path)), env=env, check=False, log=False)
+            if proc.returncode != 0:
+                raise PatchConflict(pf, "on the pin's own blobs: " + describe_apply_failure(pf, proc.stderr))
+        return seed
+
+    def _describe_conflict(self, pf: PatchFile, plain_stderr: str, env: dict[str, str]) -> str:
+        """What the failed `git apply --3way` left in the scratch index, as file, hunk and conflicting lines."""
+        stages: dict[str, dict[int, str]] = {}
+        for entry in self.git("ls-files", "-u", "-z", env=env, log=False).split("\0"):
+            if entry:
+                meta, _, path = entry.partition("\t")
+                _, blob, stage = meta.split()
+                stages.setdefault(path, {})[int(stage)] = blob
+        if not stages:  # no merge was possible (e.g. a file the patch creates is in the way)
+            return describe_apply_failure(pf, plain_stderr) + " (and no 3-way merge was possible)"
+        path = next(iter(stages))
+        base, ours, theirs = self.read_objects([stages[path].get(n, "0" * 40) for n in (1, 2, 3)], env)
+        return describe_merge_conflict(pf, path, base or b"", ours or b"", theirs or b"")
 
     def revert(self, stack: Stack, state: TreeState) -> None:
         assert state.base is not None
@@ -476,8 +541,10 @@ class PlainTree:
     def verify_base(self, stack: Stack, state: TreeState) -> None:
         """``state`` already proved the base by content."""
 
+    def base_mismatches(self, stack: Stack, state: TreeState) -> list[tuple[str, str, str]]:
+        return []
 
-    def check(self, stack: Stack, state: TreeState) -> None:
+    def check(self, stack: Stack, state: TreeState, *, three_way: bool = False) -> None:
         remaining = list(zip(stack.files, stack.patches))[state.applied :]
         apply_to_contents(self.sh, read_tree_files(self.path, stack.watched), remaining)
 
@@ -512,7 +579,7 @@ class PlainTree:
             os.replace(tmp, target)
         shutil.rmtree(jdir)
 
-    def apply(self, stack: Stack, state: TreeState) -> list[str]:
+    def apply(self, stack: Stack, state: TreeState, *, three_way: bool = False) -> list[str]:
         remaining = list(zip(stack.files, stack.patches))[state.applied :]
         states = apply_to_contents(self.sh, read_tree_files(self.path, stack.watched), remaining)
         for _, pf in remaining:

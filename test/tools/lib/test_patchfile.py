@@ -61,6 +61,11 @@ class TestPatchFile(TestCase):
         self.assertEqual((hunk.index, hunk.header), (2, "@@ -200,3 +201,4 @@ void Engine::foo() {"))
         self.assertIsNone(pf.hunk_at("torch/csrc/autograd/engine.cpp", 5000))
 
+    def test_pre_image_blob_and_mode_come_from_the_index_line(self):
+        changed, created = patchfile.parse(SAMPLE).files
+        self.assertEqual((changed.old_blob, changed.old_mode), ("1" * 40, "100644"))
+        self.assertEqual((created.old_blob, created.old_mode), (None, None))
+
     def test_slugify_is_deterministic_and_bounded(self):
         self.assertEqual(patchfile.slugify("[compiled autograd] Proxy validate_outputs!"), "compiled-autograd-proxy-validate-outputs")
         self.assertLessEqual(len(patchfile.slugify("word " * 40)), 60)
