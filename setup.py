@@ -37,6 +37,7 @@ setup(
             "fca-build-wheel=tools.build_wheel:entry",
             "fca-upstream-tests=tools.run_upstream_tests:entry",
             "fca-lint=tools.lint_stack:entry",
+            "fca-rebase=tools.rebase_stack:entry",
         ]
     },
 )

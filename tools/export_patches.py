@@ -6,6 +6,8 @@ setting that varies between machines pinned: zero commit ids, full blob ids, no
 diffstat, no signature, user config ignored), the ``series`` file, and the pin
 manifest ``pin.sha256`` (SHA-256 at the pin of every file the stack touches,
 plus anchors).  Output is byte-stable: apply then export gives the same bytes.
+``--base REF --new-base`` exports a stack carried to another base (rebase_stack.py): pin.sha256
+then records REF's content, so the stack dir is consistent with that base.
 Each patch is by its commit's author, or by --author for every patch (only the
 From: line differs; the repository is not changed).  The ``Fca-Stack-Patch:``
 trailer apply_patches writes into its commits is left out.
@@ -52,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = ui.arg_parser("export_patches.py", __doc__)
     p.add_argument("--torch-src", type=Path, help="git checkout with the stack as commits above the pin (default: the pinned source in the cache)")
     p.add_argument("--base", help=f"the pin commit (default: tag {PIN.git_tag})")
+    p.add_argument("--new-base", action="store_true",
+                   help="--base is another base than the pin (a fork's branch, a later tag; see rebase_stack.py): "
+                        "write pin.sha256 from its content instead of checking it against the stack dir's")
     p.add_argument("--stack", type=Path, default=paths.DEFAULT_STACK_DIR, help="stack dir to write (default: %(default)s)")
     p.add_argument("--cache-dir", type=Path, help="cache dir for the pinned source")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the stack dir differs from the commits")
@@ -143,11 +148,9 @@ def diff_stack_dir(stack_dir: Path, rendered: dict[str, bytes]) -> tuple[list[st
     return changed, stale
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    ui.set_quiet(args.quiet)
-    author = parse_ident(args.author, "--author") if args.author is not None else None
-    sh = Shell(verbose=not args.quiet)
+def open_git_tree(args: argparse.Namespace, sh: Shell, tool: str) -> GitTree:
+    """The git checkout --torch-src names (default: the pinned source in the cache), which ``tool`` needs
+    with the stack as commits."""
     if args.torch_src is not None:
         src = args.torch_src
     else:
@@ -157,11 +160,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not Path(src).exists():
         raise ui.UserError(f"--torch-src {src} does not exist; pass a git checkout with the stack as commits above the pin")
     if not (Path(src) / ".git").exists():
-        raise ui.UserError(f"{src} is not a git checkout; export needs the stack as commits (apply it with tools/apply_patches.py)")
-    tree = GitTree(Path(src).resolve(), sh)
+        raise ui.UserError(f"{src} is not a git checkout; {tool} needs the stack as commits (apply it with tools/apply_patches.py)")
+    return GitTree(Path(src).resolve(), sh)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    ui.set_quiet(args.quiet)
+    author = parse_ident(args.author, "--author") if args.author is not None else None
+    if args.new_base and args.base is None:
+        raise ui.UserError("--new-base needs --base REF, the commit the stack now sits on", exit_code=ui.EXIT_USAGE)
+    sh = Shell(verbose=not args.quiet)
+    tree = open_git_tree(args, sh, "export")
     base = resolve_base(tree, args.base)
     stack_dir = args.stack.resolve()
-    old_manifest = Manifest.load(stack_dir) if (stack_dir / MANIFEST_NAME).is_file() else None
+    old_manifest = Manifest.load(stack_dir) if (stack_dir / MANIFEST_NAME).is_file() and not args.new_base else None
     rendered = render_stack(tree, base, old_manifest, author)
     changed, stale = diff_stack_dir(stack_dir, rendered)
     npatches = len(rendered) - 2

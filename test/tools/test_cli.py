@@ -7,7 +7,7 @@ import pytest
 from conftest import run_tool
 
 TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source", "build_wheel"]
-ALL_TOOLS = TOOLS + ["overlay", "run_upstream_tests", "build_torch", "bench", "lint_stack"]
+ALL_TOOLS = TOOLS + ["overlay", "run_upstream_tests", "build_torch", "bench", "lint_stack", "rebase_stack"]
 
 
 @pytest.mark.parametrize("tool", ALL_TOOLS)
@@ -19,7 +19,8 @@ def test_help_exits_zero_and_describes_the_tool_and_its_exit_codes(tool):
 
 
 @pytest.mark.parametrize("tool, args", [("export_patches", ["--check"]), ("vendor", ["--check"]),
-                                        ("squash", ["-o", "out.patch"]), ("lint_stack", [])])
+                                        ("squash", ["-o", "out.patch"]), ("lint_stack", []),
+                                        ("rebase_stack", ["--abort"])])
 def test_a_missing_torch_src_is_said_not_to_exist(tool, args, tmp_path):
     res = run_tool(tool, "--torch-src", tmp_path / "nope", *args)
     assert res.returncode == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -169,3 +170,17 @@ def test_author_must_be_name_and_email(bad, tmp_path):
     assert res.returncode == 3
     assert res.error_line.startswith(f"error: --author {bad!r} is not \"Name <email>\"")
     assert res.stderr.count("\n") == 1  # one line, before anything else is read
+
+
+def test_new_base_writes_the_manifest_of_that_base_and_needs_base(pin_clone, tmp_path):
+    repo = pin_clone()
+    (repo / "version.txt").write_text("2.7.0a0\n")
+    git(repo, "commit", "-qam", "bump")
+    build_stack(repo, 1)
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", _fresh_stack_dir(tmp_path), "--new-base")
+    assert res.returncode == 2 and "--new-base needs --base REF" in res.error_line
+    stack = _fresh_stack_dir(tmp_path, "new base")
+    res = run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--base", "HEAD~1", "--new-base")
+    assert res.returncode == 0, res.stderr
+    digest = hashlib.sha256(b"2.7.0a0\n").hexdigest()
+    assert f"{digest}  version.txt\n" in (stack / "pin.sha256").read_text()
