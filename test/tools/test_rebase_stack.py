@@ -93,7 +93,8 @@ def test_a_conflict_stops_naming_the_file_and_abort_restores_the_tree(pin_clone,
     repo = _applied(pin_clone, real_stack)
     _conflicting_fork(repo, real_stack)
     watched = sorted({CONFLICT_FILE, *(str(p.relative_to(REPO_ROOT / "vendored_torch_patches"))
-                                       for p in (REPO_ROOT / "vendored_torch_patches").rglob("*.py"))})
+                                       for p in (REPO_ROOT / "vendored_torch_patches").rglob("*")
+                                       if p.is_file() and p.name not in ("README.md", "NOTICE"))})
     before = {"head": git(repo, "rev-parse", "HEAD"), "branch": git(repo, "symbolic-ref", "HEAD"),
               "index": git(repo, "ls-files", "-s", "--debug"), "status": git(repo, "status", "--porcelain", "--ignored"),
               "files": snapshot(repo, watched)}
