@@ -11,7 +11,7 @@ import re
 
 from tools.lib import ui
 
-PROJECT_AUTHOR = "functional-autograd backport <fca@pytorch-backport.invalid>"
+PROJECT_AUTHOR = "Functional Autograd Backport <functional-autograd-backport@users.noreply.github.com>"
 
 # What git itself accepts as an ident (no angle brackets or control characters in the name, an
 # address with one @ and no spaces), so a name git would mangle is refused up front.

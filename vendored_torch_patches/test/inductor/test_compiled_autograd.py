@@ -2730,6 +2730,108 @@ torch::Tensor run_eagerly(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
+    def test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu(self):
+        # With CUDA inputs and cudagraphs, saved CPU scalars are moved to CUDA
+        # when every user runs a torch formula: a generated node's op does, a
+        # C++ Function's op runs the user's backward, which keeps what it
+        # saved.  (The decision, on a graph shaped like a capture's.)
+        from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+        graph = torch.fx.Graph()
+        inputs = graph.placeholder("inputs")
+        for name in compiled_autograd._graph_placeholders[1:]:
+            graph.placeholder(name)
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            vals = [torch.empty(3, device="cuda"), torch.tensor(2.0), torch.tensor(3.0)]
+        items = []
+        for i, v in enumerate(vals):
+            items.append(graph.call_function(operator.getitem, (inputs, i)))
+            items[-1].meta["val"] = v
+
+        def fn(grads, *packed):
+            return grads
+
+        cpp_op = compiled_autograd.Op("CppNode_ScaleByCpuScalar", fn)
+        generated_op = compiled_autograd.Op("MulBackward0", fn)
+        self.assertTrue(cpp_op.runs_user_code)
+        self.assertFalse(generated_op.runs_user_code)
+        graph.call_function(cpp_op, ([items[0]], items[1]))
+        graph.call_function(generated_op, ([items[0]], items[2]))
+        graph.output(None)
+        # no CUDA here: moving a fake's metadata to CUDA would initialize it
+        with mock.patch.object(FakeTensor, "cuda", lambda self: self):
+            moved = compiled_autograd.AutogradCompilerInstance.move_graph_nodes_to_cuda(
+                None, graph
+            )
+        self.assertEqual(moved, [2])
+        self.assertEqual(items[1].meta["val"].device.type, "cpu")
+
+    @scoped_load_inline
+    def test_functional_cpp_node_grad_of_a_subset_under_saved_tensors_hooks(
+        self, load_inline
+    ):
+        # torch.autograd.grad for some of a C++ Function's inputs, with
+        # saved-tensor hooks: the rebuilt context's needs_input_grad and the
+        # rebuilt SavedVariables give eager's grads, and the hooks run as
+        # many times as in eager
+        cpp_source = """
+struct ThreeInputs : public torch::autograd::Function<ThreeInputs> {
+  static constexpr bool is_traceable = true;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+      const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& z) {
+    ctx->save_for_backward({x, y, z});
+    return x * y * z;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad) {
+    auto saved = ctx->get_saved_variables();
+    auto g = grad[0];
+    return {
+        ctx->needs_input_grad(0) ? g * saved[1] * saved[2] : torch::Tensor(),
+        ctx->needs_input_grad(1) ? g * saved[0] * saved[2] : torch::Tensor(),
+        ctx->needs_input_grad(2) ? g * saved[0] * saved[1] : torch::Tensor()};
+  }
+};
+torch::Tensor three_inputs(const torch::Tensor& x, const torch::Tensor& y,
+                           const torch::Tensor& z) {
+  return ThreeInputs::apply(x, y, z);
+}
+"""
+        module = load_inline(
+            name="test_functional_cpp_node_grad_of_a_subset",
+            cpp_sources=cpp_source,
+            functions=["three_inputs"],
+            verbose=True,
+        )
+        calls = []
+
+        def pack(t):
+            calls.append("pack")
+            return t
+
+        def unpack(t):
+            calls.append("unpack")
+            return t
+
+        def run(subset):
+            x, y, z = (torch.randn(4, requires_grad=True) for _ in range(3))
+            inputs = {"x": x, "y": y, "z": z}
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                out = module.three_inputs(x.sin(), y, z).sum()
+                return torch.autograd.grad(out, [inputs[k] for k in subset])
+
+        for subset in (["x"], ["y", "z"], ["x", "y", "z"]):
+            calls.clear()
+            torch.manual_seed(0)
+            expected = run(subset)
+            eager_calls = list(calls)
+            calls.clear()
+            torch.manual_seed(0)
+            with compiled_autograd._enable(make_compiler_fn(backend="aot_eager")):
+                actual = run(subset)
+            self.assertEqual(expected, actual)
+            self.assertEqual(calls, eager_calls)
+
     @scoped_load_inline
     def test_functional_cpp_node_backward_returning_undefined_grads(self, load_inline):
         # backward returns undefined grads for the inputs that do not need
@@ -4066,6 +4168,39 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
             self.assertEqual([t.grad for t in inputs], list(expected))
         return counters["compiled_autograd"]["captures"]
 
+    def test_functional_aot_copy_keeps_provenance_and_names_two_calls_apart(self):
+        # The copied nodes of a compiled region's backward keep where they
+        # come from (the forward's stack trace, seq_nr, the aten op), and a
+        # region called twice is copied as aot<id>_<name>, then
+        # aot<id>_1_<name>, with no FX-deduplicated names.
+        def f(x):
+            return x.sin().cos()
+
+        compiled = torch.compile(f, backend="aot_eager")
+        x = torch.randn(4, requires_grad=True)
+        y = torch.randn(4, requires_grad=True)
+        graphs = self._captured_graphs(
+            lambda: (compiled(x).sum() + compiled(y).sum()).backward()
+        )
+        copied = [
+            n for n in graphs[0].graph.nodes if n.meta.get("compiled_autograd_aot_copy")
+        ]
+        self.assertTrue(copied)
+        first = {n.name for n in copied if re.fullmatch(r"aot\d+_[a-z_]+\w*", n.name)}
+        second = {n.name for n in copied if re.fullmatch(r"aot\d+_1_\w+", n.name)}
+        self.assertEqual(
+            len(first) + len(second), len(copied), [n.name for n in copied]
+        )
+        self.assertEqual(
+            {re.sub(r"^aot\d+_", "", n) for n in first},
+            {re.sub(r"^aot\d+_1_", "", n) for n in second},
+        )
+        computed = [n for n in copied if n.target is torch.ops.aten.sin.default]
+        self.assertTrue(computed)
+        for n in computed:
+            self.assertIn("return x.sin().cos()", n.meta.get("stack_trace", ""))
+            self.assertIn("seq_nr", n.meta)
+
     def test_functional_strict_capture_of_a_compiled_region_is_clean(self):
         # the AOT backward copy runs nothing on dummies (make_fx's own
         # bookkeeping of a value is not a read: that metadata is dropped)
@@ -4251,6 +4386,31 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
             ],
             make_compiler_fn(backend="aot_eager"),
         )
+
+    def test_functional_subclass_reading_a_grad_size_as_an_int_is_a_clear_error(self):
+        # A subclass whose constructor reads a size as a Python int cannot be
+        # built from the capture's dummies: the error names it, instead of a
+        # data-dependent guard inside its __init__.
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        class RowCountingTwoTensor(TwoTensor):
+            def __init__(self, a, b, outer_size=None, outer_stride=None):
+                super().__init__(a, b)
+                self.rows = int(a.shape[0]) if a.dim() > 0 else 0
+
+            @staticmethod
+            def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
+                return RowCountingTwoTensor(
+                    inner["a"], inner["b"], outer_size, outer_stride
+                )
+
+        x = RowCountingTwoTensor(torch.randn(4, 3), torch.randn(4, 3)).requires_grad_()
+        compiled = torch.compile(lambda x: (x.sin() * 2).sum(), backend="aot_eager")
+        with self.assertRaisesRegex(
+            compiled_autograd.CompiledAutogradSubclassSizeError,
+            r"building a \w*TwoTensor grad at capture read one of its sizes as a value",
+        ):
+            self._captured_graphs(lambda: compiled(x).backward())
 
     def test_functional_nested_two_tensor(self):
         from torch.testing._internal.two_tensor import TwoTensor

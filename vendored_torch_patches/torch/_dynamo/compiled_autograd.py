@@ -78,6 +78,9 @@ class Op:
     def __init__(self, name: str, fn: Any, traceable: bool = True) -> None:
         self.fn = fn if traceable else torch._dynamo.disable(fn)
         self.traceable = traceable
+        # a C++ autograd Function's op runs the user's T::backward, not a
+        # torch formula (its name is the one CppNode<T> binds)
+        self.runs_user_code = name.startswith("CppNode_")
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = "torch._dynamo.compiled_autograd.ops"
@@ -87,6 +90,19 @@ class Op:
 
     def __repr__(self) -> str:
         return f"{self.__module__}.{self.__name__}"
+
+
+# Node metadata of an AOT backward graph that its copy in the capture keeps.
+_AOT_PROVENANCE_KEYS = (
+    "stack_trace",
+    "seq_nr",
+    "original_aten",
+    "nn_module_stack",
+    "source_fn_stack",
+    "fwd_nn_module_stack",
+    "fwd_source_fn_stack",
+    "custom",
+)
 
 
 class OpNamespace:
@@ -177,6 +193,27 @@ class CompiledAutogradStrictError(RuntimeError):
     """A read of a dummy's metadata during a strict capture."""
 
 
+class CompiledAutogradSubclassSizeError(RuntimeError):
+    """A Tensor subclass built at capture read a size of a grad as a value."""
+
+
+@contextlib.contextmanager
+def _building_subclass_grads(names: str):
+    # At capture a subclass grad is built from dummies, whose sizes have no
+    # value: a constructor that reads one as a Python int (or asserts on it)
+    # cannot run there; say which subclass, rather than a data-dependent
+    # guard deep in its __init__.
+    try:
+        yield
+    except torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode as err:
+        raise CompiledAutogradSubclassSizeError(
+            f"compiled autograd: building a {names} grad at capture read one of its "
+            f"sizes as a value ({str(err).strip().splitlines()[0]}); at capture grads "
+            "have no sizes yet. Keep the subclass's sizes symbolic in __init__ / "
+            "__tensor_unflatten__, or run its forward eagerly."
+        ) from err
+
+
 class CompiledAutogradDummySizeError(RuntimeError):
     """A size of a dummy reached the captured graph: code traced inline at
     capture read the size of a grad, which at capture has no real size."""
@@ -238,6 +275,8 @@ class AutogradCompilerInstance:
         self.size_pool: List[torch.SymInt] = []
         self.dummy_metas: Dict[Any, torch.Tensor] = {}
         self.node_origin: Optional[str] = None
+        # how many times each compiled region's backward was copied so far
+        self.aot_region_calls: Dict[int, int] = {}
 
     def wrap_fake(self, x, source):
         assert isinstance(x, torch.Tensor)
@@ -583,7 +622,13 @@ class AutogradCompilerInstance:
 
         # (a) the prologue: its fake outputs come from running it on the fakes.
         # Nodes are named as in the AOT backward graph, prefixed by its id.
-        prefix = f"aot{forward_cls._aot_id}_"
+        # The same region twice in one capture (a compiled module called
+        # twice) gets aot<id>_<k>_<name> from its second call on, rather than
+        # FX's deduplicated aot<id>_<name>_1, which another node of the AOT
+        # graph could be called.
+        calls = self.aot_region_calls.get(forward_cls._aot_id, 0)
+        self.aot_region_calls[forward_cls._aot_id] = calls + 1
+        prefix = f"aot{forward_cls._aot_id}_" + (f"{calls}_" if calls else "")
         prologue = aot_backward_prologue_op(forward_cls)
         proxy = self.fx_tracer.create_proxy(
             kind="call_function",
@@ -636,7 +681,14 @@ class AutogradCompilerInstance:
             with disable_proxy_modes_tracing():
                 # built from the dummies, whose renamed sizes keep the
                 # equalities a subclass's constructor checks
-                with self.making_dummy_ctx():
+                grad_types = {
+                    m.original_subclass_type.__name__
+                    for m in forward_cls.maybe_subclass_metadata.grad_input_metas or ()
+                    if getattr(m, "original_subclass_type", None) is not None
+                }
+                with self.making_dummy_ctx(), _building_subclass_grads(
+                    " / ".join(sorted(grad_types)) or "Tensor subclass"
+                ):
                     outs = list(forward_cls._backward_epilogue_functional(outputs))
                 for i, out in enumerate(outs):
                     if isinstance(out, torch.Tensor):
@@ -650,7 +702,8 @@ class AutogradCompilerInstance:
             with disable_proxy_modes_tracing():
                 for i, (out, m) in enumerate(zip(outs, output_metadatas)):
                     if self.is_dummy(out) and m is not None:
-                        outs[i] = self._with_outer_metadata(out, m)
+                        with _building_subclass_grads(type(out).__name__):
+                            outs[i] = self._with_outer_metadata(out, m)
                         track_tensor_tree(
                             outs[i],
                             self.to_proxy(out),
@@ -711,6 +764,11 @@ class AutogradCompilerInstance:
                 name=f"{prefix}{node.name}",
             )
             proxy.node.meta["compiled_autograd_aot_copy"] = True
+            # where it comes from (TORCH_LOGS, the profiler and tlparse read
+            # these); never its fakes, which belong to another ShapeEnv
+            for key in _AOT_PROVENANCE_KEYS:
+                if key in node.meta:
+                    proxy.node.meta[key] = node.meta[key]
             fake_args = torch.fx.node.map_arg(node.args, val.__getitem__)
             fake_kwargs = torch.fx.node.map_arg(node.kwargs, val.__getitem__)
             with disable_proxy_modes_tracing():
@@ -921,8 +979,10 @@ class AutogradCompilerInstance:
                         and user.target.namespace in ("prims", "aten")
                     )
                     # a saved CPU scalar now feeds the node's functional op,
-                    # which runs the same aten formula on it
-                    or isinstance(user.target, Op)
+                    # which runs the same aten formula on it; not a C++
+                    # Function's op: its backward is user code that may rely
+                    # on the device it saved
+                    or (isinstance(user.target, Op) and not user.target.runs_user_code)
                     for user in node_users
                 ):
                     # all users are prims/aten, can move safely

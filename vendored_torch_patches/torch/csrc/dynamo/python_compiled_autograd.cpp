@@ -587,7 +587,13 @@ static py::object output_metadata_to_py(
 // the Python side): tells the capture loop whether a node's outputs are
 // dummies of a proxied call (validate_outputs is then proxied too) or were
 // traced inline, like a compiled region's copied AOT backward (validated at
-// capture, as before).
+// capture, as before).  A count, not a property of the node: whether a node
+// proxies is decided inside its apply_with_saved (a PyNode's Python side, a
+// CppNode compiled against stock or patched headers, a region's AOT copy),
+// and a flag on Node or NodeCall would change the layout of classes the
+// released libtorch and extensions built against it share.  The capture is
+// single-threaded (compiled autograd refuses multithreaded backward), so
+// the count before and after one apply_with_saved is that node's own.
 static uint64_t proxied_call_count = 0;
 
 struct PyCompilerInterfaceImpl : public PyCompilerInterface {
