@@ -247,7 +247,7 @@ def test_a_stock_header_extension_reading_grad_sizes_is_refused_and_a_rebuilt_on
         assert proc.returncode == 0, proc.stderr[-3000:]
         results[name] = proc.stdout.strip().splitlines()[-1]
     assert results["fca_mean_rows_patched"] == "equal"
-    assert results["fca_mean_rows_stock"].startswith("refused: compiled autograd: CppNode<MeanRows> (NodeCall ")
+    assert results["fca_mean_rows_stock"].startswith("refused: compiled autograd: torch::autograd::CppNode<MeanRows> (NodeCall ")
     assert "rebuild the C++ extension that defines it against the installed torch's headers" in results["fca_mean_rows_stock"]
 
 
