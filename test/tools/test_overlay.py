@@ -183,20 +183,27 @@ def _stock_custom_function_h(pinned_source: Path, tmp_path: Path) -> Path:
     return tmp_path / "stock"
 
 
+def _built_both_ways(script: str, name: str, pinned_source: Path, tmp_path: Path) -> dict[str, str]:
+    """``script``'s last output line for the extension ``name`` built against the pin's
+    custom_function.h (``<name>_stock``) and against the installed, patched one (``<name>_patched``)."""
+    stock = _stock_custom_function_h(pinned_source, tmp_path)
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    results = {}
+    for variant, include in (("stock", [str(stock)]), ("patched", [])):
+        proc = in_overlay(script, "-q", args=(f"{name}_{variant}", *include), env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[variant] = proc.stdout.strip().splitlines()[-1]
+    return results
+
+
 def test_cpp_function_extension_built_against_stock_headers_keeps_stock_behaviour(overlay, pinned_source, tmp_path):
     # The stack changes CppNode<T>'s inline member functions (not its layout).
     # An extension compiled against the stock custom_function.h carries the
     # stock apply_with_saved: in the overlay its backward is still traced
     # inline, exactly as on stock, with eager-equal grads.  The same source
     # compiled against the installed (patched) headers records one opaque op.
-    stock = _stock_custom_function_h(pinned_source, tmp_path)
-    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    results = {}
-    for name, include in (("fca_stock_headers", [str(stock)]), ("fca_patched_headers", [])):
-        proc = in_overlay(CPP_FUNCTION_UNDER_CA, "-q", args=(name, *include), env=env)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        results[name] = proc.stdout.strip().splitlines()[-1]
-    assert results == {"fca_stock_headers": "[]", "fca_patched_headers": "['CppNode_Square']"}
+    results = _built_both_ways(CPP_FUNCTION_UNDER_CA, "fca_square", pinned_source, tmp_path)
+    assert results == {"stock": "[]", "patched": "['CppNode_Square']"}
 
 
 MEAN_ROWS_UNDER_CA = r'''
@@ -239,16 +246,10 @@ def test_a_stock_header_extension_reading_grad_sizes_is_refused_and_a_rebuilt_on
     grads; a backward that reads a grad's size would read another tensor's (the placeholders of one
     rank share their sizes), so the capture refuses it, naming the node and the fix; built against
     the installed headers it is one opaque op and gives eager's grads."""
-    stock = _stock_custom_function_h(pinned_source, tmp_path)
-    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    results = {}
-    for name, include in (("fca_mean_rows_stock", [str(stock)]), ("fca_mean_rows_patched", [])):
-        proc = in_overlay(MEAN_ROWS_UNDER_CA, "-q", args=(name, *include), env=env)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        results[name] = proc.stdout.strip().splitlines()[-1]
-    assert results["fca_mean_rows_patched"] == "equal"
-    assert results["fca_mean_rows_stock"].startswith("refused: compiled autograd: torch::autograd::CppNode<MeanRows> (NodeCall ")
-    assert "rebuild the C++ extension that defines it against the installed torch's headers" in results["fca_mean_rows_stock"]
+    results = _built_both_ways(MEAN_ROWS_UNDER_CA, "fca_mean_rows", pinned_source, tmp_path)
+    assert results["patched"] == "equal"
+    assert results["stock"].startswith("refused: compiled autograd: torch::autograd::CppNode<MeanRows> (NodeCall ")
+    assert "rebuild the C++ extension that defines it against the installed torch's headers" in results["stock"]
 
 
 def test_python_children_get_the_overlay_and_other_children_see_no_preload(overlay):
