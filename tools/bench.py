@@ -228,7 +228,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
     and must have run the stack's C++."""
     from tools.lib import callgrind
-    from tools.lib.overlay import install
+    from tools.lib.overlay import build as ob, install
     from tools.lib.overlay.venv import venv_python
 
     cache = paths.cache_dir() / "bench" / "callgrind"
@@ -241,7 +241,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     else:
         overlay = paths.cache_dir() / "overlay"
         venv = overlay / "venv"
-        stack = json.loads((overlay / "stamp.json").read_text())["stack"]
+        stack = json.loads((overlay / ob.STAMP_JSON).read_text())["stack"]
         env.setdefault("TORCH_EXTENSIONS_DIR", str(install.extensions_dir(overlay / "state", stack)))
     worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
     runs = out_dir / "callgrind"

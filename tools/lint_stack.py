@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -42,10 +41,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import lint, paths, ui
-from tools.lib.pinned_source import ensure_pinned_source
+from tools.lib.overlay.build import applied_tree
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
-from tools.lib.tree import open_tree
 
 
 def lint_venv(reqs: list[str], sh: Shell) -> Path:
@@ -67,18 +65,10 @@ def lint_venv(reqs: list[str], sh: Shell) -> Path:
     return venv
 
 
-def tree_with_stack(args: argparse.Namespace, stack: Stack, sh: Shell) -> Path:
-    path = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(paths.cache_dir(), sh)
-    if not path.is_dir():
-        raise ui.UserError(f"--torch-src {path} does not exist; pass a PyTorch checkout with the stack applied")
-    tree = open_tree(path, sh)
-    state = tree.state(stack)
-    tree.verify_base(stack, state)
-    if state.applied != len(stack):
-        hint = " --torch-src " + shlex.quote(str(path)) if args.torch_src else ""
-        raise ui.UserError(f"{path} has {state.applied}/{len(stack)} patches applied; apply the stack first: "
-                           f"python tools/apply_patches.py{hint}")
-    return path
+def tree_with_stack(args: argparse.Namespace, stack: Stack, sh: Shell):
+    if args.torch_src and not args.torch_src.is_dir():
+        raise ui.UserError(f"--torch-src {args.torch_src.resolve()} does not exist; pass a PyTorch checkout with the stack applied")
+    return applied_tree(args.torch_src, stack, sh)
 
 
 def run_linter(linter: lint.Linter, tree: Path, files: list[str], python: str, clang_format: str, raw: bool = False):
@@ -149,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.monotonic()
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
-    tree = tree_with_stack(args, stack, sh)
+    tree_obj, state = tree_with_stack(args, stack, sh)
+    tree = tree_obj.path
     linters = lint.load(tree)
     codes = [c.strip().upper() for c in args.linters.split(",") if c.strip()] + (["MYPY"] if args.mypy else [])
     unknown = [c for c in codes if c not in linters]
@@ -158,7 +149,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # one venv for every default linter (and MYPY once asked for): no reinstall between runs
     venv = lint_venv(lint.venv_requirements(tree, list(dict.fromkeys([*lint.LINTERS, *codes])), linters), sh)
     if args.fix:
-        state = open_tree(tree, sh).state(stack)
         if sh.run("git", "status", "--porcelain", "--untracked-files=no", cwd=tree, log=False).stdout.strip():
             raise ui.UserError(f"{tree} has uncommitted changes; commit or stash them before --fix")
         top = fix_stack(tree, state.base, stack, linters, venv, sh)

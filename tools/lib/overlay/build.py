@@ -116,6 +116,20 @@ def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
     return ensure_pinned_source(paths.cache_dir(), sh)
 
 
+def applied_tree(torch_src: Path | None, stack: Stack, sh: Shell):
+    """The tree (``--torch-src``, or the pinned source) with every patch of ``stack`` applied; a
+    one-line error with the apply command otherwise."""
+    tree = open_tree(resolve_tree(torch_src, sh), sh)
+    state = tree.state(stack)
+    tree.verify_base(stack, state)
+    if state.applied != len(stack):
+        raise ui.UserError(
+            f"{tree.path} has {state.applied}/{len(stack)} patches applied; apply the stack first: "
+            f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if torch_src else ''}"
+        )
+    return tree, state
+
+
 
 def _python_link_info(info: TorchInfo, venv: Path) -> tuple[str, str]:
     """Where the venv's Python keeps libpython, for the check link (the venv's interpreter, not this one)."""
@@ -183,15 +197,7 @@ def prepare(opts: Options) -> Prepared:
     cache = paths.cache_dir()
     root = opts.overlay_dir
     stack = Stack.load(opts.stack_dir.resolve())
-    tree_path = resolve_tree(opts.torch_src, sh)
-    tree = open_tree(tree_path, sh)
-    state = tree.state(stack)
-    tree.verify_base(stack, state)
-    if state.applied != len(stack):
-        raise ui.UserError(
-            f"{tree.path} has {state.applied}/{len(stack)} patches applied; apply the stack first: "
-            f"python tools/apply_patches.py{' --torch-src ' + shlex.quote(str(tree.path)) if opts.torch_src else ''}"
-        )
+    tree, state = applied_tree(opts.torch_src, stack, sh)
     venv = opts.venv
     # preflight before the venv (its first creation downloads ~3.5 GB): the compiler, and the
     # headers of the Python a new venv is made from

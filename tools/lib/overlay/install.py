@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 
 from tools.lib import paths, stock_wheel, ui, wheel
-from tools.lib.overlay.venv import installed_torch_version, venv_python
+from tools.lib.overlay.venv import installed_torch_version, reinstall_torch, site_packages, venv_python
 from tools.lib.shell import Shell
 
 RECORD_JSON = "installed-wheel.json"
@@ -47,14 +47,10 @@ def installed(state: Path) -> dict | None:
         return None  # cut off (a full disk, a killed install): install again
 
 
-def _site_packages(venv: Path) -> Path | None:
-    return next((p for p in sorted((venv / "lib").glob("python3*/site-packages")) if p.is_dir()), None)
-
-
 def edited_files(venv: Path) -> list[str]:
     """Files of the installed torch whose bytes differ from pip's RECORD of them.  Only files
     modified after the RECORD was written are hashed (an install leaves them all older)."""
-    sp = _site_packages(venv)
+    sp = site_packages(venv)
     if sp is None:
         return []
     records = sorted(sp.glob("torch-*.dist-info/RECORD"))
@@ -76,15 +72,9 @@ def _refuse_edits(venv: Path, what: str) -> None:
     if edited:
         more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
         raise ui.UserError(
-            f"{_site_packages(venv) / edited[0]}{more} was edited after pip installed it; save your edit elsewhere "
+            f"{site_packages(venv) / edited[0]}{more} was edited after pip installed it; save your edit elsewhere "
             f"and reinstall that file's torch (or delete the venv) before {what}"
         )
-
-
-def _pip_install(venv: Path, wheel_file: Path, sh: Shell) -> None:
-    with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
-        sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel_file),
-               env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, capture=False)
 
 
 def install(venv: Path, wheel_file: Path, state: Path, sh: Shell) -> dict:
@@ -98,7 +88,7 @@ def install(venv: Path, wheel_file: Path, state: Path, sh: Shell) -> dict:
     if not migrated:  # a copied-files install's own files differ from the RECORD: not edits
         _refuse_edits(venv, "`overlay build` installs the patched wheel")
     (state / RECORD_JSON).unlink(missing_ok=True)
-    _pip_install(venv, wheel_file, sh)
+    reinstall_torch(venv, wheel_file, sh)
     if installed_torch_version(venv) != version:
         raise ui.OperationFailed(f"pip did not install torch {version} into {venv}")
     state.mkdir(parents=True, exist_ok=True)
@@ -119,7 +109,7 @@ def uninstall(venv: Path, state: Path, python_version: str, sh: Shell) -> str | 
         _refuse_edits(venv, "`overlay clean` reinstalls stock torch")
     (state / RECORD_JSON).unlink(missing_ok=True)
     stock = stock_wheel.ensure(paths.cache_dir(), python_version, str(venv_python(venv)), sh)
-    _pip_install(venv, stock, sh)
+    reinstall_torch(venv, stock, sh)
     return current if "+fca." in current else "a copied-files overlay"
 
 

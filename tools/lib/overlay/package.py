@@ -12,6 +12,7 @@ stamp, the patched ``.py`` files and headers, and the loader in
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
@@ -60,6 +61,27 @@ def wheel_files(built: ob.Built) -> dict[str, bytes]:
     return files
 
 
+def _inputs_key(stock: Path, name: wheel.WheelName, files: dict[str, bytes]) -> str:
+    """Changes when the wheel would: the stock file, the name, every changed file's bytes, and the
+    code that rewrites (wheel.py) and hooks torch/__init__.py (torch_hook.py)."""
+    st = stock.stat()
+    h = hashlib.sha256(f"{stock.name}:{st.st_size}:{st.st_mtime_ns}:{name.filename}:{GENERATOR}\n".encode())
+    for module in (wheel, torch_hook):
+        h.update(Path(module.__file__).read_bytes())
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+    return h.hexdigest()
+
+
+def _unchanged_counts(out: Path, key_file: Path, key: str) -> dict | None:
+    """The counts of the last rewrite into ``out`` if it was made from the same inputs, else None."""
+    try:
+        record = json.loads(key_file.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return record["counts"] if out.is_file() and record.get("key") == key else None
+
+
 def make(built: ob.Built, out_dir: Path, prune: bool = False) -> Made:
     """Write the wheel for ``built`` (its Python) into ``out_dir``; ``prune``: delete the other
     patched wheels there (the overlay dir keeps one).  Call it under the overlay's lock: it relinks."""
@@ -92,13 +114,20 @@ def make(built: ob.Built, out_dir: Path, prune: bool = False) -> Made:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / name.filename
-    with ui.step(f"write {out.name} from {stock.name}"):
-        try:
-            counts = wheel.rewrite(stock, out, name, wheel.Change(files, init_edit), GENERATOR)
-        except ValueError as err:
-            raise ui.OperationFailed(f"cannot make the wheel from {stock}: {err}") from None
+    key, key_file = _inputs_key(stock, name, files), out.with_name(out.name + ".key")
+    counts = _unchanged_counts(out, key_file, key)
+    if counts is None:
+        with ui.step(f"write {out.name} from {stock.name}"):
+            try:
+                counts = wheel.rewrite(stock, out, name, wheel.Change(files, init_edit), GENERATOR)
+            except ValueError as err:
+                raise ui.OperationFailed(f"cannot make the wheel from {stock}: {err}") from None
+        key_file.write_text(json.dumps({"key": key, "counts": counts}) + "\n")
+    else:
+        ui.info(f"{out.name}: its inputs are unchanged, keeping it")
     if prune:
         for old in out_dir.glob(f"torch-{VERSION_PREFIX}*.whl"):
             if old != out:
                 old.unlink()
+                old.with_name(old.name + ".key").unlink(missing_ok=True)
     return Made(out, counts, stock)

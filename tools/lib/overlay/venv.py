@@ -188,6 +188,18 @@ def check_torch(venv: Path, sh: Shell, cache_in: Path | None = None) -> TorchInf
     return TorchInfo(data["version"], data["abi"], Path(data["dir"]), Path(data["include"]), data["py"])
 
 
+def site_packages(venv: Path) -> Path | None:
+    """The venv's ``lib/python3.X/site-packages``, or None."""
+    return next((p for p in sorted((venv / "lib").glob("python3*/site-packages")) if p.is_dir()), None)
+
+
+def reinstall_torch(venv: Path, wheel_file: Path, sh: Shell) -> None:
+    """``wheel_file`` as the venv's torch, alone: its dependencies are the stock wheel's, already there."""
+    with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
+        sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+               str(wheel_file), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, capture=False)
+
+
 def installed_torch_version(venv: Path) -> str | None:
     """The torch version pip recorded in ``venv`` (its ``.dist-info``), without importing it."""
     for sp in sorted((venv / "lib").glob("python3*/site-packages")):
@@ -210,8 +222,6 @@ def install_wheel(venv: Path, wheel_file: Path, cache: Path, sh: Shell, base_pyt
         _fill(venv, base_python or _base_interpreter(), wheelhouse(cache), sh,
               f"{wheel_file.name} and the pinned test environment", str(wheel_file), "-r", str(LOCK), download=LOCK)
     else:
-        with ui.step(f"pip install {wheel_file.name} into {venv} (torch only)"):
-            sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
-                   str(wheel_file), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, capture=False)
+        reinstall_torch(venv, wheel_file, sh)
     if installed_torch_version(venv) != version:
         raise ui.OperationFailed(f"pip did not install torch {version} into {venv}")
