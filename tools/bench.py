@@ -9,6 +9,10 @@ of the real stack on clones of the pin, repeated; prints a markdown table.
 ``ca``: compiled-autograd workloads, stock venv vs overlay venv, interleaved; and the
 instruction counts (callgrind) of what happens once per process and of the
 steady-state backward.
+``sizes``: compiled autograd over new batch sizes and sequence lengths: CA captures and
+Dynamo compiles on stock, on the stack with its static first capture, and on the stack;
+then what the dynamic first capture costs on same-shape work, the stack both ways in one
+venv: steady-state backward (paired samples, both backends) and first backward.
 ``report``: all of them in one markdown report (results/report.md), with the
 targets judged from the same run (docs/benchmarks.md).
 
@@ -217,8 +221,8 @@ SETTLE_S = 0.02  # idle gap before each sample: the other worker's OpenMP thread
 
 def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[str]:
     worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
-    if venv_kind == "stock":
-        return [str(paths.cache_dir() / "venvs" / "stock" / "bin" / "python"), worker, workload, mode, *extra]
+    if venv_kind in ("stock", "torch27"):
+        return [str(paths.cache_dir() / "venvs" / venv_kind / "bin" / "python"), worker, workload, mode, *extra]
     return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode, *extra]
 
 
@@ -290,8 +294,8 @@ def _worker_env(kind: str, rep: int, out_dir: Path) -> dict[str, str]:
     puts them, a dir per stack (see tools/lib/overlay/install.py: torch's JIT loader does not
     rebuild an extension when the torch headers change); the stock venv's headers never change."""
     env = {"TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
-    if kind == "stock":
-        env["TORCH_EXTENSIONS_DIR"] = str(paths.cache_dir() / "bench" / "stock" / "extensions")
+    if kind in ("stock", "torch27"):
+        env["TORCH_EXTENSIONS_DIR"] = str(paths.cache_dir() / "bench" / kind / "extensions")
     return env
 
 
@@ -423,6 +427,100 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
                     progress.advance(f"{w} {mode} {kind}")
     (out_dir / "samples.json").write_text(json.dumps({"|".join(k): v for k, v in samples.items()}, indent=1))
     return samples
+
+
+# the stack run both ways in one venv (tools/lib/bench_workloads.py: FCA_BENCH_CA_DYNAMIC)
+SIZES_SIDES = {"stock": ("stock", {}), "stack, static first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "0"}),
+               "stack": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"})}
+SIZES_BACKENDS = ("aot_eager", "inductor")
+# stock torch==2.7.0, the peer, where its venv exists (tools/requirements/torch27-venv.txt says how)
+SIZES_PEER = ("torch 2.7.0", "torch27")
+
+
+def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str]) -> list[float]:
+    """Steady-state backward, the stack static vs dynamic, sampled in turns: the
+    dynamic/static ratio of each pair."""
+    workers = {}
+    try:
+        for way in ("0", "1"):
+            workers[way] = _Worker("overlay", workload, "steady",
+                                   {**env, "FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": backend})
+            ready = workers[way].answer()
+            if "error" in ready:
+                raise ui.UserError(f"{workload} steady ({backend}, dynamic={way}): {ready['error']}")
+        times: dict[str, list[float]] = {"0": [], "1": []}
+        for i in range(pairs):
+            for way in (("0", "1") if i % 2 == 0 else ("1", "0")):
+                time.sleep(SETTLE_S)
+                got = workers[way].ask("sample")
+                if "seconds" not in got:
+                    raise ui.UserError(f"{workload} steady ({backend}, dynamic={way}): {got.get('error', 'no sample')}")
+                times[way].append(got["seconds"])
+        for w in workers.values():
+            w.close()
+    finally:
+        for w in workers.values():
+            if w.proc.poll() is None:
+                w.proc.kill()
+    return [d / s for s, d in zip(times["0"], times["1"])]
+
+
+def _spread(xs: list[float]) -> str:
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    return f"{statistics.median(xs):.3f} (IQR {q[0]:.3f}-{q[2]:.3f}, n={len(xs)})"
+
+
+def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path) -> str:
+    from tools.lib.bench_workloads import SEQ_WORKLOADS, WORKLOADS
+    from tools.lib.overlay.venv import ensure_venv
+
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
+    ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), Shell(verbose=False))
+    _ensure_overlay()
+    sides = dict(SIZES_SIDES)
+    if (paths.cache_dir() / "venvs" / SIZES_PEER[1] / "bin" / "python").exists():
+        sides[SIZES_PEER[0]] = (SIZES_PEER[1], {})
+    steps = len(workloads) * (len(sides) + len(SIZES_BACKENDS) * (1 + 2 * reps))
+    progress = ui.Progress(steps, "sizes benchmark")
+    lines = ["### Captures and Dynamo compiles over new sizes", "",
+             "Batch sizes 8, 16, 24, 32, 40, 48 (sequence lengths 16, 24, 40, 56 at batch 8 where the "
+             "workload has one); grads cleared before each backward and checked against eager's; "
+             "`torch.compile(backend=\"aot_eager\")` after compiled autograd.", "",
+             "| workload | sweep (captures / compiles) | " + " | ".join(sides) + " |",
+             "|---|---|" + "---:|" * len(sides)]
+    for w in workloads:
+        got = {}
+        for side, (kind, env) in sides.items():
+            got[side] = _ca_sample(kind, w, "sizes", {**_worker_env(kind, 0, out_dir), **env})
+            progress.advance(f"{w} sizes {side}")
+        for sweep in ("batch", "seq") if w in SEQ_WORKLOADS else ("batch",):
+            cells = [r["error"][:60] if "error" in r else f"{r[f'captures_{sweep}']} / {r[f'compiles_{sweep}']}"
+                     for r in got.values()]
+            lines.append(f"| {w} | {sweep} | " + " | ".join(cells) + " |")
+    lines += ["", "### What the dynamic first capture costs on same-shape work (the stack, dynamic / static)", "",
+              f"Steady state: median of the per-pair ratios of {pairs} paired backwards (a static and a dynamic "
+              f"worker sampled in turns); first backward (capture + compile): ratio of the medians of {reps} "
+              "one-shot workers each way, alternating.", "",
+              "| workload | backend | steady-state backward | first backward | first, static / dynamic (s) |",
+              "|---|---|---:|---:|---|"]
+    for w in workloads:
+        for backend in SIZES_BACKENDS:
+            ratios = _paired_static_dynamic(w, backend, pairs, _worker_env("overlay", 0, out_dir))
+            progress.advance(f"{w} steady {backend} ({len(ratios)} pairs)")
+            firsts: dict[str, list[float]] = {"0": [], "1": []}
+            for rep in range(reps):
+                for way in (("0", "1") if rep % 2 == 0 else ("1", "0")):
+                    r = _ca_sample("overlay", w, f"first-{backend}",
+                                   {**_worker_env("overlay", rep, out_dir), "FCA_BENCH_CA_DYNAMIC": way})
+                    if "seconds" not in r:
+                        raise ui.UserError(f"{w} first-{backend} (dynamic={way}): {r.get('error')}")
+                    firsts[way].append(r["seconds"])
+                    progress.advance(f"{w} first-{backend} dynamic={way}")
+            st, dy = statistics.median(firsts["0"]), statistics.median(firsts["1"])
+            lines.append(f"| {w} | {backend} | {_spread(ratios)} | {dy / st:.3f} | {st:.2f} / {dy:.2f} |")
+    return "\n".join(lines)
 
 
 def ratio_of(samples, workload: str, mode: str, key: str) -> tuple[float, str] | None:
@@ -641,6 +739,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES, help="what to measure (default: all)")
     c.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
+    z = sub.add_parser("sizes", help="captures/compiles over new sizes (stock, stack static, stack) and the dynamic path's cost")
+    z.add_argument("--reps", type=int, default=3, help="first-backward workers each way (default: %(default)s)")
+    z.add_argument("--pairs", type=int, default=40, help="steady-state sample pairs (default: %(default)s)")
+    z.add_argument("--workloads", nargs="+", default=["mlp", "transformer", "compiled_forward"], help="default: %(default)s")
+    z.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -663,6 +766,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         workloads = args.workloads or list(WORKLOADS)
         samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs)
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
+    elif args.what == "sizes":
+        args.out.mkdir(parents=True, exist_ok=True)
+        ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve()))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 

@@ -79,7 +79,7 @@ def test_onto_a_base_with_an_unrelated_change_replays_every_commit(pin_clone, re
     assert res.returncode == 0, res.stderr
     assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(repo, "log", "--format=%s", "fork..HEAD") == subjects
-    assert len(subjects.splitlines()) == len(_names(real_stack)) == 7
+    assert len(subjects.splitlines()) == len(_names(real_stack)) > 0
     assert git(repo, "status", "--porcelain") == ""
     assert "## License (our fork)" in (repo / "README.md").read_text()
     _vendored_equal(repo)
@@ -124,7 +124,7 @@ def test_resolve_and_continue_finishes_and_the_export_is_consistent_with_the_new
     git(repo, "add", CONFLICT_FILE)
     res = run_tool("rebase_stack", "--torch-src", repo, "--continue")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert len(git(repo, "rev-list", "fork..HEAD").split()) == 7
+    assert len(git(repo, "rev-list", "fork..HEAD").split()) == len(_names(real_stack))
     assert git(repo, "status", "--porcelain") == ""
     _vendored_equal(repo)
     out = _export(res.stdout, tmp_path / "exported")
@@ -133,7 +133,8 @@ def test_resolve_and_continue_finishes_and_the_export_is_consistent_with_the_new
     fork_blob = git(repo, "show", f"fork:{CONFLICT_FILE}").encode()
     assert pinned[CONFLICT_FILE] == hashlib.sha256(fork_blob).hexdigest()  # the new base's, not the pin's
     status = run_tool("apply_patches", "--torch-src", repo, "--stack", out, "--status")
-    assert status.returncode == 0 and "7/7 patches" in status.stdout and "differs" not in status.stdout
+    n = len(_names(real_stack))
+    assert status.returncode == 0 and f"{n}/{n} patches" in status.stdout and "differs" not in status.stdout
 
 
 def test_a_dirty_tree_is_refused_and_left_alone(pin_clone, real_stack):

@@ -16,7 +16,8 @@ from test_rebase_stack import CONFLICT_FILE, _conflicting_fork, _fork
 
 DOC = REPO_ROOT / "docs" / "contributing.md"
 PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
-FILE = "torch/_dynamo/compiled_autograd.py"  # the last patch (P7) changes it
+FILE = "torch/_dynamo/compiled_autograd.py"  # the last patch changes it
+N = len((REPO_ROOT / "patches" / "series").read_text().split())  # patches in the stack
 
 # $EDITOR for the recipes: resolves conflict markers to the replayed commit's side, else appends a line.
 EDITOR = """import re, sys
@@ -82,33 +83,33 @@ def test_add_a_patch(scratch):
     tree, stack, run = scratch
     run("Add a patch", file=FILE, subject="log the reset", what_and_why="Why.", how="pytest")
     names = _series(stack)
-    assert len(names) == 8 and names[-1] == "0008-compiled-autograd-log-the-reset.patch"
+    assert len(names) == N + 1 and names[-1] == f"{N + 1:04d}-compiled-autograd-log-the-reset.patch"
     assert "+# recipe edit\n" in (stack / names[-1]).read_text()
 
 
 def test_edit_a_patch(scratch):
     tree, stack, run = scratch
     before = _series(stack)
-    run("Edit a patch", file=FILE, commit=_commit_of(tree, 7))
+    run("Edit a patch", file=FILE, commit=_commit_of(tree, N))
     assert _series(stack) == before
-    assert "+# recipe edit\n" in (stack / before[6]).read_text()
+    assert "+# recipe edit\n" in (stack / before[N - 1]).read_text()
     assert (stack / before[0]).read_bytes() == (REPO_ROOT / "patches" / before[0]).read_bytes()
     status = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--status")
-    assert "7/7 patches" in status.stdout and "commit(s)" not in status.stdout
+    assert f"{N}/{N} patches" in status.stdout and "commit(s)" not in status.stdout
 
 
 def test_drop_a_patch(scratch):
     tree, stack, run = scratch
     before = _series(stack)
-    run("Drop a patch", commit=_commit_of(tree, 7))
-    assert _series(stack) == before[:6] and not (stack / before[6]).exists()
+    run("Drop a patch", commit=_commit_of(tree, N))
+    assert _series(stack) == before[: N - 1] and not (stack / before[N - 1]).exists()
 
 
 def test_move_to_a_new_base(scratch):
     tree, stack, run = scratch
     _fork(tree, "README.md", "## License\n", "## License (our fork)\n")
     run("Move to a new base", new_base="fork")
-    assert len(git(tree, "rev-list", "fork..HEAD").split()) == 7
+    assert len(git(tree, "rev-list", "fork..HEAD").split()) == N
     for name in _series(stack) + ["pin.sha256"]:
         assert (stack / name).read_bytes() == (REPO_ROOT / "patches" / name).read_bytes(), name
 
@@ -120,6 +121,6 @@ def test_resolve_a_conflict(scratch):
     assert stopped.returncode == 1 and CONFLICT_FILE in stopped.stdout
     proc = run("Resolve a conflict", file=CONFLICT_FILE, new_base="fork")
     assert proc.stdout.splitlines()[0] == CONFLICT_FILE
-    assert len(git(tree, "rev-list", "fork..HEAD").split()) == 7 and git(tree, "status", "--porcelain") == ""
+    assert len(git(tree, "rev-list", "fork..HEAD").split()) == N and git(tree, "status", "--porcelain") == ""
     status = run_tool("apply_patches", "--torch-src", tree, "--stack", stack, "--status")
-    assert "7/7 patches" in status.stdout and "differs" not in status.stdout
+    assert f"{N}/{N} patches" in status.stdout and "differs" not in status.stdout

@@ -9,10 +9,16 @@ process, after the imports compiled autograd does lazily, and the median of 4 mo
 ``first-aot_eager`` / ``first-inductor`` (first backward under compiled autograd:
 capture + compile; then, untimed, its gradients are checked against eager's),
 ``recompiles`` (CA captures and Dynamo compiles over a sequence of batch sizes, and over
-inputs that differ only in strides / storage offset), ``steady`` (median of 40 backwards
-after 5 warm-up ones, aot_eager; first the gradients are checked against eager, and
-wrong ones are an error, not a time). Every mode reports peak RSS. A workload that fails
+inputs that differ only in strides / storage offset), ``sizes`` (CA captures and Dynamo
+compiles over a batch-size sweep and, for a workload with a sequence dim, a sequence-length
+sweep; the grads are cleared before each backward, so that only sizes change, and checked
+against eager's), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_eager or
+``FCA_BENCH_STEADY_BACKEND``; first the gradients are checked against eager, and wrong
+ones are an error, not a time). Every mode reports peak RSS. A workload that fails
 reports ``{"error": ...}``.
+
+``FCA_BENCH_CA_DYNAMIC=0|1`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture``
+where the torch has it (the stack), so that one venv runs both ways.
 
 Under tools/bench.py's instruction modes the worker runs under callgrind and brackets the
 region a mode times (the first capture; the first backward; each of the 40 steady-state
@@ -49,6 +55,8 @@ def _torch():
 
 
 def _inputs(torch, batch, feat, variant, extra=()):
+    if variant.startswith("seq"):  # "seq<N>": sequence length N (workloads with one)
+        extra, variant = ((int(variant[3:]), *extra[1:]) if extra else extra), "plain"
     shape = (batch, *extra, feat)
     if variant == "plain":
         return torch.randn(shape)
@@ -171,6 +179,9 @@ def _setup(workload: str):
 
     torch.manual_seed(0)
     torch._inductor.config.fx_graph_cache = False
+    dynamic = os.environ.get("FCA_BENCH_CA_DYNAMIC")
+    if dynamic in ("0", "1") and hasattr(torch._dynamo.config, "compiled_autograd_dynamic_first_capture"):
+        torch._dynamo.config.compiled_autograd_dynamic_first_capture = dynamic == "1"
     params, make_loss = WORKLOADS[workload](torch)
     return torch, ca, counters, params, make_loss
 
@@ -269,7 +280,7 @@ def _one_steady(torch, ca, make_loss, region=None) -> float:
     gc.collect()
     region.resume()
     start = time.perf_counter()
-    _backward(torch, ca, "aot_eager", loss)
+    _backward(torch, ca, os.environ.get("FCA_BENCH_STEADY_BACKEND", "aot_eager"), loss)
     seconds = time.perf_counter() - start
     region.pause()
     return seconds
@@ -367,6 +378,27 @@ def run(workload: str, mode: str) -> dict:
                 _backward(torch, ca, "aot_eager", make_loss(b, v))
             result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
             result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
+    elif mode == "sizes":
+        sweeps = {"batch": [(b, "plain") for b in SIZES_BATCHES]}
+        if workload in SEQ_WORKLOADS:
+            sweeps["seq"] = [(8, f"seq{n}") for n in SIZES_SEQS]
+        for name, seq in sweeps.items():
+            torch._dynamo.reset()
+            counters.clear()
+            for b, v in seq:
+                torch.manual_seed(b)
+                want = _eager_grads(torch, params, make_loss(b, v))
+                for p in params:
+                    p.grad = None
+                torch.manual_seed(b)
+                _backward(torch, ca, "aot_eager", make_loss(b, v))
+                _same_or_raise(torch, [x for p in params for x in _leaves(p.grad)], want, f"the grads at {name} {b} {v}")
+                for p in params:
+                    p.grad = None
+            result[f"captures_{name}"] = counters["compiled_autograd"]["captures"]
+            result[f"compiles_{name}"] = counters["stats"]["unique_graphs"]
+        for p in params:  # _check_grads below: the last sweep cleared them
+            p.grad = torch.zeros_like(p)
     elif mode == "steady":
         # a backward here takes milliseconds, so a 3% difference needs many samples per worker
         _prepare_steady(torch, ca, params, make_loss)
@@ -380,6 +412,18 @@ def run(workload: str, mode: str) -> dict:
         raise SystemExit(f"unknown mode {mode}")
     _check_grads(params)
     return result
+
+
+SIZES_BATCHES = (8, 16, 24, 32, 40, 48)
+SIZES_SEQS = (16, 24, 40, 56)
+SEQ_WORKLOADS = ("transformer",)
+
+
+def _eager_grads(torch, params, loss) -> list:
+    for p in params:
+        p.grad = None
+    loss.backward()
+    return [x.detach().clone() for p in params for x in _leaves(p.grad)]
 
 
 def _check_grads(params) -> None:

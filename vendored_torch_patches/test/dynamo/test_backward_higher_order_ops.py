@@ -129,28 +129,30 @@ class _multiply_invoke(torch.nn.Module):
             self.assertEqual(x.grad, grad_out * grad_out)
             if backend == "eager":
                 # AddBackward0 is a compiled autograd op, validated as an op
-                # against the capture's static size
+                # against the capture's sizes (symbolic from the first capture)
                 self.assertExpectedInline(
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list):
+    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)"):
         l_inputs_ = L_inputs_
+        l_sizes_1_ = L_sizes_1_
+        l_sizes_2_ = L_sizes_2_
 
-        getitem: "f32[2]" = l_inputs_[0];  l_inputs_ = None
+        getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
 
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
-        getitem_3: "f32[2]" = add_backward0[0]
-        getitem_4: "f32[2]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_3, getitem_4], [(torch.strided, device(type='cpu'), torch.float32, [2], False), (torch.strided, device(type='cpu'), torch.float32, [2], False)], 'AddBackward0');  getitem_3 = getitem_4 = None
-        getitem_5: "f32[2]" = validate_outputs[0]
-        getitem_6: "f32[2]" = validate_outputs[1];  validate_outputs = None
+        getitem_6: "f32[s0]" = add_backward0[0]
+        getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [l_sizes_1_], False), (torch.strided, device(type='cpu'), torch.float32, [l_sizes_2_], False)], 'AddBackward0');  getitem_6 = getitem_7 = l_sizes_1_ = l_sizes_2_ = None
+        getitem_8: "f32[s0]" = validate_outputs[0]
+        getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
 
-        new_grad: "f32[2]" = torch.clone(getitem_6);  getitem_6 = None
+        new_grad: "f32[s0]" = torch.clone(getitem_9);  getitem_9 = None
 
-        result: "f32[2]" = getitem_5 * getitem_5;  getitem_5 = None
+        result: "f32[s0]" = getitem_8 * getitem_8;  getitem_8 = None
 
-        new_grad_1: "f32[2]" = torch.clone(result);  result = None
+        new_grad_1: "f32[s0]" = torch.clone(result);  result = None
         return (new_grad, new_grad_1)
 """,
                 )
@@ -234,31 +236,33 @@ class GraphModule(torch.nn.Module):
             # (every Python backward is now a graph input), the hook hooks[1].
             if backend == "eager":
                 # AddBackward0 is a compiled autograd op, validated as an op
-                # against the capture's static size
+                # against the capture's sizes (symbolic from the first capture)
                 self.assertExpectedInline(
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s1)"):
+    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)", L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s6)"):
         l_inputs_ = L_inputs_
+        l_sizes_1_ = L_sizes_1_
+        l_sizes_2_ = L_sizes_2_
         l_hooks_0_keywords_fn_keywords_obj_counter = L_hooks_0_keywords_fn_keywords_obj_counter
 
-        getitem: "f32[2]" = l_inputs_[0];  l_inputs_ = None
+        getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
 
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
-        getitem_3: "f32[2]" = add_backward0[0]
-        getitem_4: "f32[2]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_3, getitem_4], [(torch.strided, device(type='cpu'), torch.float32, [2], False), (torch.strided, device(type='cpu'), torch.float32, [2], False)], 'AddBackward0');  getitem_3 = getitem_4 = None
-        getitem_5: "f32[2]" = validate_outputs[0]
-        getitem_6: "f32[2]" = validate_outputs[1];  validate_outputs = None
+        getitem_6: "f32[s0]" = add_backward0[0]
+        getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [l_sizes_1_], False), (torch.strided, device(type='cpu'), torch.float32, [l_sizes_2_], False)], 'AddBackward0');  getitem_6 = getitem_7 = l_sizes_1_ = l_sizes_2_ = None
+        getitem_8: "f32[s0]" = validate_outputs[0]
+        getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
 
-        new_grad: "f32[2]" = torch.clone(getitem_6);  getitem_6 = None
+        new_grad: "f32[s0]" = torch.clone(getitem_9);  getitem_9 = None
 
-        add: "Sym(s1 + 1)" = l_hooks_0_keywords_fn_keywords_obj_counter + 1;  l_hooks_0_keywords_fn_keywords_obj_counter = None
+        add: "Sym(s6 + 1)" = l_hooks_0_keywords_fn_keywords_obj_counter + 1;  l_hooks_0_keywords_fn_keywords_obj_counter = None
 
-        result: "f32[2]" = getitem_5 * getitem_5;  getitem_5 = None
+        result: "f32[s0]" = getitem_8 * getitem_8;  getitem_8 = None
 
-        new_grad_1: "f32[2]" = torch.clone(result);  result = None
+        new_grad_1: "f32[s0]" = torch.clone(result);  result = None
         return (new_grad, new_grad_1, add)
 """,
                 )
@@ -267,7 +271,7 @@ class GraphModule(torch.nn.Module):
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_hooks_1_keywords_fn_keywords_obj_counter: "Sym(s1)"):
+    def forward(self, L_inputs_ : list, L_hooks_1_keywords_fn_keywords_obj_counter: "Sym(s9)"):
         l_inputs_ = L_inputs_
         l_hooks_1_keywords_fn_keywords_obj_counter = L_hooks_1_keywords_fn_keywords_obj_counter
 
@@ -278,7 +282,7 @@ class GraphModule(torch.nn.Module):
 
         new_grad: "f32[s0]" = torch.clone(aotN_tangents_1)
 
-        add: "Sym(s1 + 1)" = l_hooks_1_keywords_fn_keywords_obj_counter + 1;  l_hooks_1_keywords_fn_keywords_obj_counter = None
+        add: "Sym(s9 + 1)" = l_hooks_1_keywords_fn_keywords_obj_counter + 1;  l_hooks_1_keywords_fn_keywords_obj_counter = None
 
         result: "f32[s0]" = aotN_tangents_1 * aotN_tangents_1;  aotN_tangents_1 = None
 

@@ -253,9 +253,40 @@ _impure_targets = OrderedSet(
 )
 
 
+class _SizeGuard:
+    """The guards a capture evaluated on its size inputs, as one predicate
+    over the dynamic sizes (CacheNode::check_dynamic_sizes calls it on a
+    hit: False recaptures).  Answers are memoized per sizes tuple."""
+
+    def __init__(self, predicates: List[Any], size_symbols: Dict[Any, int]) -> None:
+        self.predicates = predicates
+        self.size_symbols = size_symbols
+        self.answers: Dict[Tuple[int, ...], bool] = {}
+
+    def __call__(self, sizes: Tuple[int, ...]) -> bool:
+        answer = self.answers.get(sizes)
+        if answer is None:
+            import sympy
+
+            values = {
+                sym: sympy.Integer(sizes[idx]) for sym, idx in self.size_symbols.items()
+            }
+            answer = all(bool(p.xreplace(values)) for p in self.predicates)
+            if len(self.answers) > 1024:
+                self.answers.clear()
+            self.answers[sizes] = answer
+        return answer
+
+    def __repr__(self) -> str:
+        return f"_SizeGuard({' & '.join(map(str, self.predicates))})"
+
+
 class AutogradCompilerInstance:
-    def __init__(self, compiler_fn) -> None:
+    def __init__(self, compiler_fn, dynamic: bool = False) -> None:
         self.compiler_fn = compiler_fn
+        # the collected sizes are symbolic from the first capture (see
+        # config.compiled_autograd_dynamic_first_capture)
+        self.dynamic = dynamic
         self.stack = contextlib.ExitStack()
         self.close = self.stack.close
         self.shape_env = ShapeEnv()
@@ -277,6 +308,19 @@ class AutogradCompilerInstance:
         self.node_origin: Optional[str] = None
         # how many times each compiled region's backward was copied so far
         self.aot_region_calls: Dict[int, int] = {}
+        # [compiled autograd] Guarded sizes.  The symbol of each size input
+        # (its position in `sizes`), and the positions of those that the
+        # capture read as a value (a guard on it, silent under
+        # _suppress_guards): the graph is only valid for the value it had,
+        # so the C++ cache compares it (CacheNode::guarded_sizes) and a new
+        # value recaptures.  The proxied calls of functional autograd read
+        # none; a C++ node traced inline may.
+        self.size_symbols: Dict[Any, int] = {}
+        self.num_sizes = 0
+        self.guarded_sizes: List[int] = []
+        self.size_guard: Optional[_SizeGuard] = None
+        # rank of each graph input, None for a Parameter (static for Dynamo)
+        self.input_ranks: List[Optional[int]] = []
 
     def wrap_fake(self, x, source):
         assert isinstance(x, torch.Tensor)
@@ -304,6 +348,9 @@ class AutogradCompilerInstance:
 
         self.stack.enter_context(preserve_node_meta())
         inputs_origins, sizes_origins, scalars_origins = origins
+        self.input_ranks = [
+            None if isinstance(x, torch.nn.Parameter) else x.dim() for x in inputs
+        ]
         # tensor inputs to fake tensors
         inputs = [
             self.wrap_fake(x, self.source("inputs", idx))
@@ -321,6 +368,12 @@ class AutogradCompilerInstance:
             for idx, val in enumerate(sizes)
         ]
         self.bind_tensors_to_proxies(sizes, sizes_proxy, sizes_origins)
+        self.num_sizes = len(sizes)
+        self.size_symbols = {
+            s.node.expr: idx
+            for idx, s in enumerate(sizes)
+            if isinstance(s, torch.SymInt)
+        }
 
         for idx, val in enumerate(scalars):
             source = self.source("scalars", idx)
@@ -358,7 +411,83 @@ class AutogradCompilerInstance:
         if torch._dynamo.config.compiled_autograd_strict_dummies:
             self.strict_dummies = True
             self.install_strict_checks()
+        if sizes:
+            # a size of 0 or 1 is specialized (a constant, not a symbol): read
+            self.install_size_read_checks(
+                {idx for idx, s in enumerate(sizes) if not isinstance(s, torch.SymInt)}
+            )
         return inputs, sizes, scalars
+
+    def install_size_read_checks(self, guarded: Set[int]):
+        # Every guard goes through evaluate_expr (guard_int, guard_bool,
+        # guard_size_oblivious, expect_true).  One on size inputs alone
+        # (s0 >= 0, Eq(s1, 4)) is kept as a predicate, checked by the cache
+        # on every lookup (size_guard); one that also involves another
+        # symbol (an input Tensor's dim) cannot be checked from the sizes,
+        # so its sizes are compared by value (guarded_sizes).  See "Guarded
+        # sizes" in __init__.
+        import sympy
+
+        env = self.shape_env
+        evaluate_expr = env.evaluate_expr
+        predicates: List[Any] = []
+
+        def recording_evaluate_expr(orig_expr, *args, **kwargs):
+            result = evaluate_expr(orig_expr, *args, **kwargs)
+            symbols = getattr(orig_expr, "free_symbols", set())
+            mine = [sym for sym in symbols if sym in self.size_symbols]
+            if not mine:
+                return result
+            if len(mine) < len(symbols):
+                guarded.update(self.size_symbols[sym] for sym in mine)
+            elif isinstance(result, (bool, sympy.logic.boolalg.BooleanAtom)):
+                predicates.append(orig_expr if result else sympy.Not(orig_expr))
+            else:
+                predicates.append(sympy.Eq(orig_expr, result))
+            return result
+
+        env.evaluate_expr = recording_evaluate_expr  # type: ignore[method-assign]
+
+        def done():
+            self.guarded_sizes = sorted(guarded)
+            if predicates:
+                self.size_guard = _SizeGuard(predicates, self.size_symbols)
+
+        self.stack.callback(done)
+
+    def mark_graph_inputs_dynamic(self, graph: GraphModule, num_sizes: int):
+        # A dynamic capture's graph is compiled with its size inputs and the
+        # dims of its input Tensors (Parameters excepted) dynamic from the
+        # first compile, as if Dynamo's automatic dynamic had already seen
+        # them change, so that a new batch size reuses the compiled graph
+        # too.  A size that the compiled graph uses as a constant (a hook, a
+        # custom Function's backward) is still specialized and guarded by
+        # Dynamo, and a new value recompiles.  Nothing is set on the Tensors
+        # themselves (they are the user's).
+        from torch._dynamo.pgo import (
+            auto_dynamic,
+            auto_unset,
+            CodeId,
+            FrameStateSizeEntry,
+            get_code_state,
+        )
+
+        if not torch._dynamo.config.automatic_dynamic_shapes:
+            return
+        state = get_code_state()[CodeId.make(type(graph).forward.__code__)]
+        for idx in range(num_sizes):
+            state.automatic_dynamic[
+                self.source("sizes", idx).name()
+            ] = FrameStateSizeEntry(
+                scalar=auto_dynamic, size=auto_dynamic, stride=auto_dynamic
+            )
+        for idx, rank in enumerate(self.input_ranks):
+            if rank:
+                state.automatic_dynamic[
+                    self.source("inputs", idx).name()
+                ] = FrameStateSizeEntry(
+                    scalar=auto_dynamic, size=auto_dynamic, stride=auto_unset
+                )
 
     # [functional autograd] Dummies.  The fakes handed from one proxied call to
     # the next are not computed, so their metadata means nothing; with
@@ -1068,6 +1197,8 @@ class AutogradCompilerInstance:
             self.fx_tracer.root, self.fx_tracer.graph, "CompiledAutograd"
         )
         set_locals_to_steal(graph, ["inputs"])
+        if self.dynamic:
+            self.mark_graph_inputs_dynamic(graph, self.num_sizes)
         lazy_graph_code = lazy_format_graph_code(
             "Compiled autograd graph",
             graph,
@@ -1394,9 +1525,13 @@ in_compiled_autograd_region = False
 
 
 @contextlib.contextmanager
-def _enable(compiler_fn, dynamic=False):
-    if dynamic:
-        assert type(dynamic) is bool
+def _enable(compiler_fn, dynamic: Optional[bool] = None):
+    # None: config.compiled_autograd_dynamic_first_capture
+    if dynamic is None:
+        from torch._dynamo import config as dynamo_config
+
+        dynamic = dynamo_config.compiled_autograd_dynamic_first_capture
+    assert type(dynamic) is bool
 
     from torch._dynamo import eval_frame
 
@@ -1418,7 +1553,8 @@ def _enable(compiler_fn, dynamic=False):
             prior_compiler,
             prior_dynamic,
         ) = torch._C._dynamo.compiled_autograd.set_autograd_compiler(
-            functools.partial(AutogradCompilerInstance, compiler_fn), dynamic
+            functools.partial(AutogradCompilerInstance, compiler_fn, dynamic=dynamic),
+            dynamic,
         )
         if snapshot_verbose_logging_enabled():
             torch._C._dynamo.compiled_autograd.set_verbose_logger(verbose_log)

@@ -511,6 +511,17 @@ compiled_autograd_strict_dummies = (
     os.environ.get("TORCH_COMPILED_AUTOGRAD_STRICT_DUMMIES", "0") == "1"
 )
 
+# [compiled autograd] The sizes compiled autograd collects from the autograd
+# graph (and the sizes of the graph's input Tensors) are symbolic from the first
+# capture, and the compiled graph is compiled with them dynamic, so that a new
+# batch size or sequence length reuses both the capture and the compiled graph.
+# A size that the capture itself reads as a Python int (a C++ node traced
+# inline) is guarded: a new value of it recaptures.  False: the first capture
+# is static and the first size that changes recaptures with the changed sizes
+# dynamic, as before.  An explicit torch.compile(dynamic=...) or
+# compiled_autograd._enable(..., dynamic=...) overrides this.
+compiled_autograd_dynamic_first_capture = True
+
 # Enables use of collectives *during* compilation to synchronize behavior
 # across ranks.  Today, this is used solely to modify automatic_dynamic_shapes
 # behavior, making it so that we infer that if an input is dynamic by

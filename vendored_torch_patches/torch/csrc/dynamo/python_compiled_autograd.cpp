@@ -237,6 +237,8 @@ struct CacheNode {
     next.clear();
     key_storage.clear();
     expected_sizes.clear();
+    guarded_sizes.clear();
+    size_guard = nullptr;
     runtime_wrapper = nullptr;
     compiled_fn = nullptr;
   }
@@ -251,6 +253,7 @@ struct CacheNode {
       // leak on shutdown
       runtime_wrapper.release();
       compiled_fn.release();
+      size_guard.release();
     }
   }
   CacheNode(CacheNode&&) = delete;
@@ -289,8 +292,11 @@ struct CacheNode {
       auto& expected = expected_sizes[i];
       bool was_dynamic = expected.dyn_type == SizeInput::DYNAMIC;
       bool changed_value = expected.value != data[i].value;
+      // a size the capture read as a value: the graph holds for that value
+      // only (see set_guarded_sizes)
+      bool guarded = i < guarded_sizes.size() && guarded_sizes[i];
       if (changed_value) {
-        if (!was_dynamic) {
+        if (!was_dynamic || guarded) {
           cache_hit = false;
           if (vlogger.has_value()) {
             vlogger->log_dynamic_shapes_check(i);
@@ -311,13 +317,69 @@ struct CacheNode {
     }
     call.size_input_origins = std::move(dynamic_size_input_origins);
 
+    if (cache_hit && size_guard) {
+      THPObjectPtr sizes(
+          PyTuple_New(static_cast<Py_ssize_t>(call.dyn_size_inputs.size())));
+      for (const auto k : c10::irange(call.dyn_size_inputs.size())) {
+        PyTuple_SET_ITEM(
+            sizes.get(),
+            static_cast<Py_ssize_t>(k),
+            PyLong_FromSsize_t(call.dyn_size_inputs[k]));
+      }
+      THPObjectPtr holds(
+          check(PyObject_CallOneArg(size_guard.get(), sizes.get())));
+      int truth = PyObject_IsTrue(holds.get());
+      if (truth < 0) {
+        throw python_error();
+      }
+      cache_hit = truth == 1;
+    }
+
     if (!cache_hit) {
       // we missed cache because static size inputs didn't match; force
       // recompilation with the varying size input as dynamic
       runtime_wrapper = nullptr;
       compiled_fn = nullptr;
+      guarded_sizes.clear();
+      size_guard = nullptr;
     }
     return cache_hit;
+  }
+
+  // After a capture: the guards it evaluated on its dynamic sizes hold on
+  // every hit, or it recaptures.  The Python compiler records them:
+  // size_guard, a predicate over the dynamic sizes; guarded_sizes, the
+  // positions (among the dynamic size inputs) of sizes that a guard read
+  // together with another symbol, compared by value.  The other dynamic
+  // sizes match any value.
+  void set_guarded_sizes(PyObject* py_compiler) {
+    guarded_sizes.assign(expected_sizes.size(), false);
+    size_guard = nullptr;
+    if (PyObject_HasAttrString(py_compiler, "size_guard")) {
+      THPObjectPtr guard(
+          check(PyObject_GetAttrString(py_compiler, "size_guard")));
+      if (guard.get() != Py_None) {
+        size_guard = std::move(guard);
+      }
+    }
+    if (!PyObject_HasAttrString(py_compiler, "guarded_sizes")) {
+      return; // a compiler that does not record reads
+    }
+    THPObjectPtr positions(
+        check(PyObject_GetAttrString(py_compiler, "guarded_sizes")));
+    TORCH_INTERNAL_ASSERT(PyList_Check(positions.get()));
+    std::vector<size_t> dynamic_index;
+    for (const auto i : c10::irange(expected_sizes.size())) {
+      if (expected_sizes[i].dyn_type == SizeInput::DYNAMIC) {
+        dynamic_index.emplace_back(i);
+      }
+    }
+    for (const auto k : c10::irange(PyList_GET_SIZE(positions.get()))) {
+      auto pos = PyLong_AsSsize_t(PyList_GET_ITEM(positions.get(), k));
+      TORCH_INTERNAL_ASSERT(
+          pos >= 0 && static_cast<size_t>(pos) < dynamic_index.size());
+      guarded_sizes[dynamic_index[pos]] = true;
+    }
   }
 
   PyObject* wrap_dynamic_inputs() const {
@@ -362,9 +424,13 @@ struct CacheNode {
   std::unordered_map<CacheKey, std::unique_ptr<CacheNode>> next;
   std::vector<CacheKeyBuffer> key_storage;
   std::vector<SizeInput> expected_sizes;
+  std::vector<bool> guarded_sizes;
 
   THPObjectPtr runtime_wrapper;
   THPObjectPtr compiled_fn;
+  // the capture's guards on its dynamic sizes, a callable taking them as a
+  // tuple (see set_guarded_sizes); null when it made none
+  THPObjectPtr size_guard;
 };
 
 struct InputBuffers : public std::unordered_map<Node*, InputBuffer> {
@@ -1047,6 +1113,10 @@ CacheNode* _compiled_autograd_impl(
         compiler_call.set_active_node_call_idx(i);
       }
       node_args.collect(call);
+      // How many grads the node takes is structure: with sizes dynamic from
+      // the first capture, no size input pins it any more (an unbind of 4
+      // rows and one of 5 collect the same bytes otherwise)
+      node_args.collect_size(call.node->num_inputs());
       if (node_args.cond(call.needed)) {
         // next edges first: the capture swaps their InputMetadata sizes
         // before apply_with_saved (generated nodes shape their dummy outputs
@@ -1231,6 +1301,7 @@ CacheNode* _compiled_autograd_impl(
     TORCH_CHECK(
         PyCallable_Check(cache->compiled_fn),
         "Expected end_capture to return compiled_fn");
+    cache->set_guarded_sizes(py_compiler.get());
     state.debug_asserts();
   } // End cache miss region
 
