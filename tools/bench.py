@@ -431,26 +431,30 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
 
 # the stack run both ways in one venv (tools/lib/bench_workloads.py: FCA_BENCH_CA_DYNAMIC)
 SIZES_SIDES = {"stock": ("stock", {}), "stack, static first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "0"}),
-               "stack": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"})}
+               "stack": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"}),
+               "stack, dynamic graph inputs": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "2"})}
+# the ways compared with the static first capture ("0"): the default, and with dynamic graph inputs
+SIZES_WAYS = {"1": "dynamic capture (default)", "2": "dynamic capture and graph inputs"}
 SIZES_BACKENDS = ("aot_eager", "inductor")
 # stock torch==2.7.0, the peer, where its venv exists (tools/requirements/torch27-venv.txt says how)
 SIZES_PEER = ("torch 2.7.0", "torch27")
 
 
-def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str]) -> list[float]:
-    """Steady-state backward, the stack static vs dynamic, sampled in turns: the
-    dynamic/static ratio of each pair."""
+def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str], dynamic: str = "1"
+                           ) -> list[float]:
+    """Steady-state backward, the stack static ("0") vs ``dynamic`` (a FCA_BENCH_CA_DYNAMIC
+    value), sampled in turns: the dynamic/static ratio of each pair."""
     workers = {}
     try:
-        for way in ("0", "1"):
+        for way in ("0", dynamic):
             workers[way] = _Worker("overlay", workload, "steady",
                                    {**env, "FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": backend})
             ready = workers[way].answer()
             if "error" in ready:
                 raise ui.UserError(f"{workload} steady ({backend}, dynamic={way}): {ready['error']}")
-        times: dict[str, list[float]] = {"0": [], "1": []}
+        times: dict[str, list[float]] = {"0": [], dynamic: []}
         for i in range(pairs):
-            for way in (("0", "1") if i % 2 == 0 else ("1", "0")):
+            for way in (("0", dynamic) if i % 2 == 0 else (dynamic, "0")):
                 time.sleep(SETTLE_S)
                 got = workers[way].ask("sample")
                 if "seconds" not in got:
@@ -462,7 +466,7 @@ def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[st
         for w in workers.values():
             if w.proc.poll() is None:
                 w.proc.kill()
-    return [d / s for s, d in zip(times["0"], times["1"])]
+    return [d / s for s, d in zip(times["0"], times[dynamic])]
 
 
 def _spread(xs: list[float]) -> str:
@@ -470,7 +474,29 @@ def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} (IQR {q[0]:.3f}-{q[2]:.3f}, n={len(xs)})"
 
 
-def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path) -> str:
+def _steady_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> dict[tuple[str, str, str], dict]:
+    """Instructions per steady-state backward (callgrind), the stack static ("0") and dynamic
+    ("1"), per workload and backend, ``jobs`` at a time."""
+    from tools.lib import callgrind
+
+    cache = paths.cache_dir() / "bench" / "callgrind"
+    callgrind.ensure_ctl_lib(cache)  # built once, not per thread
+    callgrind.ensure_cxx_wrapper(cache)
+    tasks = [(w, b, way) for w in workloads for b in SIZES_BACKENDS for way in ("0", *SIZES_WAYS)]
+    progress = ui.Progress(len(tasks), "steady-state instructions, static and dynamic")
+    got = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(_instructions_sample, "overlay", w, "instructions-steady",
+                               {"FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": b}, out_dir): (w, b, way)
+                   for w, b, way in tasks}
+        for future in concurrent.futures.as_completed(futures):
+            got[futures[future]] = future.result()
+            progress.advance(" ".join(futures[future]))
+    return got
+
+
+def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, instructions: bool = False,
+                jobs: int = 1) -> str:
     from tools.lib.bench_workloads import SEQ_WORKLOADS, WORKLOADS
     from tools.lib.overlay.venv import ensure_venv
 
@@ -482,7 +508,7 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path) 
     sides = dict(SIZES_SIDES)
     if (paths.cache_dir() / "venvs" / SIZES_PEER[1] / "bin" / "python").exists():
         sides[SIZES_PEER[0]] = (SIZES_PEER[1], {})
-    steps = len(workloads) * (len(sides) + len(SIZES_BACKENDS) * (1 + 2 * reps))
+    steps = len(workloads) * (len(sides) + len(SIZES_BACKENDS) * len(SIZES_WAYS) * (1 + 2 * reps))
     progress = ui.Progress(steps, "sizes benchmark")
     lines = ["### Captures and Dynamo compiles over new sizes", "",
              "Batch sizes 8, 16, 24, 32, 40, 48 (sequence lengths 16, 24, 40, 56 at batch 8 where the "
@@ -499,27 +525,42 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path) 
             cells = [r["error"][:60] if "error" in r else f"{r[f'captures_{sweep}']} / {r[f'compiles_{sweep}']}"
                      for r in got.values()]
             lines.append(f"| {w} | {sweep} | " + " | ".join(cells) + " |")
-    lines += ["", "### What the dynamic first capture costs on same-shape work (the stack, dynamic / static)", "",
+    lines += ["", "### What the dynamic paths cost on same-shape work (the stack, each way / static first capture)", "",
               f"Steady state: median of the per-pair ratios of {pairs} paired backwards (a static and a dynamic "
               f"worker sampled in turns); first backward (capture + compile): ratio of the medians of {reps} "
               "one-shot workers each way, alternating.", "",
-              "| workload | backend | steady-state backward | first backward | first, static / dynamic (s) |",
-              "|---|---|---:|---:|---|"]
+              "| workload | backend | way | steady-state backward | first backward | first, static / this way (s) |",
+              "|---|---|---|---:|---:|---|"]
     for w in workloads:
         for backend in SIZES_BACKENDS:
-            ratios = _paired_static_dynamic(w, backend, pairs, _worker_env("overlay", 0, out_dir))
-            progress.advance(f"{w} steady {backend} ({len(ratios)} pairs)")
-            firsts: dict[str, list[float]] = {"0": [], "1": []}
-            for rep in range(reps):
-                for way in (("0", "1") if rep % 2 == 0 else ("1", "0")):
-                    r = _ca_sample("overlay", w, f"first-{backend}",
-                                   {**_worker_env("overlay", rep, out_dir), "FCA_BENCH_CA_DYNAMIC": way})
-                    if "seconds" not in r:
-                        raise ui.UserError(f"{w} first-{backend} (dynamic={way}): {r.get('error')}")
-                    firsts[way].append(r["seconds"])
-                    progress.advance(f"{w} first-{backend} dynamic={way}")
-            st, dy = statistics.median(firsts["0"]), statistics.median(firsts["1"])
-            lines.append(f"| {w} | {backend} | {_spread(ratios)} | {dy / st:.3f} | {st:.2f} / {dy:.2f} |")
+            for dynamic, label in SIZES_WAYS.items():
+                ratios = _paired_static_dynamic(w, backend, pairs, _worker_env("overlay", 0, out_dir), dynamic)
+                progress.advance(f"{w} steady {backend} {label} ({len(ratios)} pairs)")
+                firsts: dict[str, list[float]] = {"0": [], dynamic: []}
+                for rep in range(reps):
+                    for way in (("0", dynamic) if rep % 2 == 0 else (dynamic, "0")):
+                        r = _ca_sample("overlay", w, f"first-{backend}",
+                                       {**_worker_env("overlay", rep, out_dir), "FCA_BENCH_CA_DYNAMIC": way})
+                        if "seconds" not in r:
+                            raise ui.UserError(f"{w} first-{backend} (FCA_BENCH_CA_DYNAMIC={way}): {r.get('error')}")
+                        firsts[way].append(r["seconds"])
+                        progress.advance(f"{w} first-{backend} FCA_BENCH_CA_DYNAMIC={way}")
+                st, dy = statistics.median(firsts["0"]), statistics.median(firsts[dynamic])
+                lines.append(f"| {w} | {backend} | {label} | {_spread(ratios)} | {dy / st:.3f} | {st:.2f} / {dy:.2f} |")
+    if instructions:
+        counts = _steady_instructions(workloads, out_dir, jobs)
+        lines += ["", "Instructions per steady-state backward (callgrind; the 40 timed backwards after the "
+                  "warm-up, per backward), the stack static vs dynamic:", "",
+                  "| workload | backend | way | static | this way | this way / static |", "|---|---|---|---:|---:|---:|"]
+        for w in workloads:
+            for b in SIZES_BACKENDS:
+                for dynamic, label in SIZES_WAYS.items():
+                    st, dy = counts[(w, b, "0")], counts[(w, b, dynamic)]
+                    if "error" in st or "error" in dy:
+                        lines.append(f"| {w} | {b} | {label} | {st.get('error', '')[:60]} | {dy.get('error', '')[:60]} | |")
+                        continue
+                    lines.append(f"| {w} | {b} | {label} | {st['instructions']:,.0f} | {dy['instructions']:,.0f} | "
+                                 f"{dy['instructions'] / st['instructions']:.4f} |")
     return "\n".join(lines)
 
 
@@ -744,6 +785,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     z.add_argument("--pairs", type=int, default=40, help="steady-state sample pairs (default: %(default)s)")
     z.add_argument("--workloads", nargs="+", default=["mlp", "transformer", "compiled_forward"], help="default: %(default)s")
     z.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
+    z.add_argument("--instructions", action="store_true", help="also count instructions per steady-state backward (callgrind)")
+    z.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s)")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -768,7 +811,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
-        ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve()))
+        ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 

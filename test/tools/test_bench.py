@@ -293,12 +293,14 @@ def test_instruction_samples_count_the_steady_state_backwards_and_not_their_warm
 
 def test_a_new_batch_size_recaptures_on_stock_and_on_the_static_switch_but_not_on_the_stack(overlay, stock_python, tmp_path):
     """`bench.py sizes`'s counts, from the real workers: stock and the stack with its static
-    first capture take 2 captures and 3 compiles over the batch sweep, the stack 1 and 1."""
+    first capture take 2 captures and 3 compiles over the batch sweep, the stack 1 and 2, and
+    1 and 1 with its graph's inputs dynamic too."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     got = {side: bench._ca_sample(kind, "mlp", "sizes", {**env, **side_env})
            for side, (kind, side_env) in bench.SIZES_SIDES.items()}
     counts = {side: (r.get("captures_batch"), r.get("compiles_batch"), r.get("error")) for side, r in got.items()}
-    assert counts == {"stock": (2, 3, None), "stack, static first capture": (2, 3, None), "stack": (1, 1, None)}
+    assert counts == {"stock": (2, 3, None), "stack, static first capture": (2, 3, None), "stack": (1, 2, None),
+                      "stack, dynamic graph inputs": (1, 1, None)}
 
 
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):

@@ -17,8 +17,9 @@ against eager's), ``steady`` (median of 40 backwards after 5 warm-up ones, aot_e
 ones are an error, not a time). Every mode reports peak RSS. A workload that fails
 reports ``{"error": ...}``.
 
-``FCA_BENCH_CA_DYNAMIC=0|1`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture``
-where the torch has it (the stack), so that one venv runs both ways.
+``FCA_BENCH_CA_DYNAMIC=0|1|2`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture``
+(off for 0) and ``compiled_autograd_dynamic_graph_inputs`` (on for 2) where the torch has them
+(the stack), so that one venv runs every way.
 
 Under tools/bench.py's instruction modes the worker runs under callgrind and brackets the
 region a mode times (the first capture; the first backward; each of the 40 steady-state
@@ -180,8 +181,9 @@ def _setup(workload: str):
     torch.manual_seed(0)
     torch._inductor.config.fx_graph_cache = False
     dynamic = os.environ.get("FCA_BENCH_CA_DYNAMIC")
-    if dynamic in ("0", "1") and hasattr(torch._dynamo.config, "compiled_autograd_dynamic_first_capture"):
-        torch._dynamo.config.compiled_autograd_dynamic_first_capture = dynamic == "1"
+    if dynamic in ("0", "1", "2") and hasattr(torch._dynamo.config, "compiled_autograd_dynamic_first_capture"):
+        torch._dynamo.config.compiled_autograd_dynamic_first_capture = dynamic != "0"
+        torch._dynamo.config.compiled_autograd_dynamic_graph_inputs = dynamic == "2"
     params, make_loss = WORKLOADS[workload](torch)
     return torch, ca, counters, params, make_loss
 

@@ -2047,7 +2047,7 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
         # into; it graph-breaks and the op runs eagerly.  With fullgraph=False
         # each capture compiles the graphs before and after the break.
         self.check_output_and_recompiles(
-            fn, count=[1, 3], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     @scoped_load_inline
@@ -3671,11 +3671,11 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 y.sum().backward()
                 yield x.grad
 
-        # one capture, compiled as 3 graphs (before, at and after the break);
-        # one of them is compiled again for the second shape
+        # one capture, compiled as the graphs before, at and after the break;
+        # Dynamo compiles them static first, and again for the second shape
         self.check_output_and_recompiles(
             fn,
-            count=[1, 4],
+            count=[1, 5],
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
@@ -3889,7 +3889,8 @@ aot0_mm_2: aten.mm.default""",
     def test_functional_aot_backward_with_saved_symints(self):
         # A dynamic region saves SymInts for its backward.  The copied graph
         # takes them from the capture's sizes, dynamic from the first
-        # capture: the other batch sizes reuse it.
+        # capture: the other batch sizes reuse it (Dynamo compiles its graph
+        # static first, then once dynamic).
         @torch.compile(backend="aot_eager", dynamic=True)
         def f(x, w):
             return (x.reshape(-1, 2) * w).sin().reshape(x.shape[0], -1)
@@ -3913,7 +3914,7 @@ aot0_mm_2: aten.mm.default""",
             compiled_autograd.AutogradCompilerInstance, "proxy_call_aot_backward", spy
         ):
             self.check_output_and_recompiles(
-                fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+                fn, count=[1, 2], compiler_fn=make_compiler_fn(backend="aot_eager")
             )
         self.assertEqual(len(symints), 1)
         self.assertGreater(min(symints), 0)
@@ -3921,7 +3922,9 @@ aot0_mm_2: aten.mm.default""",
     def test_functional_compiled_region_with_graph_break_backward(self):
         # A graph break splits the region in two CompiledFunctions: each
         # backward is copied, behind its own prologue, latest region first.
-        # (The second size recompiles both regions dynamically: a new capture.)
+        # (The eager run already compiled both regions dynamically for the
+        # second size; both sizes run those, and one dynamic capture serves
+        # both.)
         @torch.compile(backend="aot_eager")
         def f(x):
             y = x.sin()
@@ -3935,7 +3938,7 @@ aot0_mm_2: aten.mm.default""",
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
         torch._dynamo.reset()
         graphs = self._captured_graphs(lambda: list(fn()))
@@ -4172,16 +4175,27 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
 
         return fn
 
-    def test_dynamic_first_capture_new_batch_sizes_reuse_capture_and_graph(self):
-        # the first capture's sizes are symbolic, and its graph is compiled
-        # with them dynamic: one capture, one compile for every batch size
+    def test_dynamic_first_capture_new_batch_sizes_reuse_the_capture(self):
+        # the first capture's sizes are symbolic: one capture for every
+        # batch size; Dynamo compiles its graph static first, and once more,
+        # dynamic, at the first new size
         self.check_output_and_recompiles(
             self._mlp_over_batches([6, 9, 12, 20, 33]),
-            count=[1, 1],
+            count=[1, 2],
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
-    def test_dynamic_first_capture_new_sequence_lengths_reuse_capture_and_graph(self):
+    def test_dynamic_graph_inputs_new_batch_sizes_reuse_capture_and_graph(self):
+        # with its graph's inputs dynamic from the first compile too: one
+        # capture and one compile for every batch size
+        with config.patch(compiled_autograd_dynamic_graph_inputs=True):
+            self.check_output_and_recompiles(
+                self._mlp_over_batches([6, 9, 12, 20, 33]),
+                count=[1, 1],
+                compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+            )
+
+    def test_dynamic_first_capture_new_sequence_lengths_reuse_the_capture(self):
         torch.manual_seed(0)
         proj = torch.nn.Linear(6, 6)
         out = torch.nn.Linear(6, 2)
@@ -4198,7 +4212,7 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
 
         self.check_output_and_recompiles(
             fn,
-            count=[1, 1],
+            count=[1, 2],
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 

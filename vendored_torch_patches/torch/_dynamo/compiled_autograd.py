@@ -456,11 +456,12 @@ class AutogradCompilerInstance:
         self.stack.callback(done)
 
     def mark_graph_inputs_dynamic(self, graph: GraphModule, num_sizes: int):
-        # A dynamic capture's graph is compiled with its size inputs and the
-        # dims of its input Tensors (Parameters excepted) dynamic from the
-        # first compile, as if Dynamo's automatic dynamic had already seen
-        # them change, so that a new batch size reuses the compiled graph
-        # too.  A size that the compiled graph uses as a constant (a hook, a
+        # With config.compiled_autograd_dynamic_graph_inputs, a dynamic
+        # capture's graph is compiled with its size inputs and the dims of
+        # its input Tensors (Parameters excepted) dynamic from the first
+        # compile, as if Dynamo's automatic dynamic had already seen them
+        # change, so that a new batch size reuses the compiled graph too.
+        # A size that the compiled graph uses as a constant (a hook, a
         # custom Function's backward) is still specialized and guarded by
         # Dynamo, and a new value recompiles.  Nothing is set on the Tensors
         # themselves (they are the user's).
@@ -1197,7 +1198,7 @@ class AutogradCompilerInstance:
             self.fx_tracer.root, self.fx_tracer.graph, "CompiledAutograd"
         )
         set_locals_to_steal(graph, ["inputs"])
-        if self.dynamic:
+        if self.dynamic and torch._dynamo.config.compiled_autograd_dynamic_graph_inputs:
             self.mark_graph_inputs_dynamic(graph, self.num_sizes)
         lazy_graph_code = lazy_format_graph_code(
             "Compiled autograd graph",

@@ -522,6 +522,15 @@ compiled_autograd_strict_dummies = (
 # compiled_autograd._enable(..., dynamic=...) overrides this.
 compiled_autograd_dynamic_first_capture = True
 
+# [compiled autograd] With a dynamic first capture, also compile its graph with
+# the size inputs and the dims of its input Tensors dynamic from the first
+# compile (Dynamo's automatic-dynamic state is seeded for them), so that a new
+# size does not recompile it either.  Off by default: a first compile with
+# every size symbolic costs 2-5x a static one (bench.py sizes); off, Dynamo
+# compiles the graph static and recompiles it once, dynamic, at the first new
+# size.
+compiled_autograd_dynamic_graph_inputs = False
+
 # Enables use of collectives *during* compilation to synchronize behavior
 # across ranks.  Today, this is used solely to modify automatic_dynamic_shapes
 # behavior, making it so that we infer that if an input is dynamic by
