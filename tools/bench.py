@@ -338,32 +338,46 @@ class _Worker:
         return last
 
 
-def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[str, dict[str, str]]
-                   ) -> tuple[dict[str, dict], list[float]]:
-    """Both workers set up one after the other (``first`` first), then sampled in turns,
-    the order flipping every pair: per venv the summary a one-shot worker gives, plus the
-    overlay/stock ratio of each pair."""
-    order = (first, "overlay" if first == "stock" else "stock")
+def _in_turns(sides: dict[str, tuple[str, dict[str, str]]], workload: str, mode: str, pairs: int):
+    """Two ``--serve`` workers, one per side (label -> (venv kind, env)), set up one after the
+    other in the dict's order, then sampled in turns, the order flipping every pair.
+    Returns (ready answers, times, final answers, errors); errors maps a side to its error
+    (a failed setup: the sides that failed; a failed sample: that side), and then nothing
+    else is meaningful."""
+    order = tuple(sides)
     workers, ready = {}, {}
     try:
-        for kind in order:  # one at a time: a first capture is timed during setup
-            workers[kind] = _Worker(kind, workload, mode, envs[kind])
-            ready[kind] = workers[kind].answer()
-        if any("error" in r for r in ready.values()):  # nothing to pair with: the caller samples the other alone
-            return {k: {"error": r["error"]} for k, r in ready.items() if "error" in r}, []
+        for side in order:  # one at a time: a first capture is timed during setup
+            kind, env = sides[side]
+            workers[side] = _Worker(kind, workload, mode, env)
+            ready[side] = workers[side].answer()
+        if any("error" in r for r in ready.values()):
+            return ready, {}, {}, {k: r["error"] for k, r in ready.items() if "error" in r}
         times: dict[str, list[float]] = {k: [] for k in order}
         for i in range(pairs):
-            for kind in (order if i % 2 == 0 else order[::-1]):
+            for side in (order if i % 2 == 0 else order[::-1]):
                 time.sleep(SETTLE_S)
-                got = workers[kind].ask("sample")
+                got = workers[side].ask("sample")
                 if "error" in got or "seconds" not in got:
-                    return {kind: {"error": got.get("error", "no sample")}}, []
-                times[kind].append(got["seconds"])
+                    return ready, times, {}, {side: got.get("error", "no sample")}
+                times[side].append(got["seconds"])
         finals = {k: w.close() for k, w in workers.items()}
     finally:
         for w in workers.values():
             if w.proc.poll() is None:
                 w.proc.kill()
+    return ready, times, finals, {}
+
+
+def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[str, dict[str, str]]
+                   ) -> tuple[dict[str, dict], list[float]]:
+    """Both workers set up one after the other (``first`` first), then sampled in turns
+    (``_in_turns``): per venv the summary a one-shot worker gives, plus the overlay/stock
+    ratio of each pair."""
+    order = (first, "overlay" if first == "stock" else "stock")
+    ready, times, finals, errors = _in_turns({k: (k, envs[k]) for k in order}, workload, mode, pairs)
+    if errors:  # nothing to pair with: the caller samples the other alone
+        return {k: {"error": e} for k, e in errors.items()}, []
     summaries = {}
     for kind in order:
         summary = {k: v for k, v in ready[kind].items() if k in ("first_seconds", "captures")}
@@ -444,28 +458,11 @@ def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[st
                            ) -> list[float]:
     """Steady-state backward, the stack static ("0") vs ``dynamic`` (a FCA_BENCH_CA_DYNAMIC
     value), sampled in turns: the dynamic/static ratio of each pair."""
-    workers = {}
-    try:
-        for way in ("0", dynamic):
-            workers[way] = _Worker("overlay", workload, "steady",
-                                   {**env, "FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": backend})
-            ready = workers[way].answer()
-            if "error" in ready:
-                raise ui.UserError(f"{workload} steady ({backend}, dynamic={way}): {ready['error']}")
-        times: dict[str, list[float]] = {"0": [], dynamic: []}
-        for i in range(pairs):
-            for way in (("0", dynamic) if i % 2 == 0 else (dynamic, "0")):
-                time.sleep(SETTLE_S)
-                got = workers[way].ask("sample")
-                if "seconds" not in got:
-                    raise ui.UserError(f"{workload} steady ({backend}, dynamic={way}): {got.get('error', 'no sample')}")
-                times[way].append(got["seconds"])
-        for w in workers.values():
-            w.close()
-    finally:
-        for w in workers.values():
-            if w.proc.poll() is None:
-                w.proc.kill()
+    sides = {way: ("overlay", {**env, "FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": backend})
+             for way in ("0", dynamic)}
+    _, times, _, errors = _in_turns(sides, workload, "steady", pairs)
+    for way, error in errors.items():
+        raise ui.UserError(f"{workload} steady ({backend}, FCA_BENCH_CA_DYNAMIC={way}): {error}")
     return [d / s for s, d in zip(times["0"], times[dynamic])]
 
 
