@@ -1,5 +1,6 @@
 #include <torch/csrc/dynamo/python_compiled_autograd.h>
 
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
@@ -829,6 +830,25 @@ static variable_list proxy_validate_outputs(
       result_metadata);
 }
 
+// The stream ops.accumulate_grads adds on: the current stream of the grad's
+// device, where the compiled graph runs every other op.  InputBuffer::add
+// given it as both producer and consumer stream adds there with no sync
+// (nothing else is in flight for this grad); given no streams, it would add
+// on the device's default stream, unordered with the graph's stream when
+// backward runs under a side stream.  No stream for CPU (and other devices
+// InputBuffer::add does not sync).
+static std::optional<c10::Stream> accumulate_grads_stream(
+    const at::Tensor& grad) {
+  if (!grad.defined()) {
+    return std::nullopt;
+  }
+  const auto device = grad.device();
+  if (!device.is_cuda() && !device.is_privateuseone()) {
+    return std::nullopt;
+  }
+  return c10::impl::VirtualGuardImpl{device.type()}.getStream(device);
+}
+
 // ops.accumulate_grads: what InputBuffer::add does with a second grad for an
 // input that already has one (the engine's accumulate: out of place, dense +
 // sparse in either order).  The capture records it as an opaque op instead
@@ -840,8 +860,10 @@ static variable_list accumulate_grads_functional(
     const ivalue_list& packed) {
   TORCH_INTERNAL_ASSERT(grads.size() == 2 && packed.empty());
   InputBuffer buffer(1);
-  buffer.add(0, at::Tensor(grads[0]), std::nullopt, std::nullopt);
-  buffer.add(0, at::Tensor(grads[1]), std::nullopt, std::nullopt);
+  for (const auto& grad : grads) {
+    const auto stream = accumulate_grads_stream(grad);
+    buffer.add(0, at::Tensor(grad), stream, stream);
+  }
   return {std::move(buffer.buffer[0])};
 }
 
