@@ -13,6 +13,9 @@ steady-state backward.
 Dynamo compiles on stock, on the stack with its static first capture, and on the stack;
 then what the dynamic first capture costs on same-shape work, the stack both ways in one
 venv: steady-state backward (paired samples, both backends) and first backward.
+``models``: real models (HF and timm) through the pinned tree's own benchmarks/dynamo harness,
+``--training --accuracy --compiled-autograd``, on stock 2.6, the stack and stock 2.7: the
+harness's accuracy verdict and CA captures/compiles per model, backend and venv.
 ``report``: all of them in one markdown report (results/report.md), with the
 targets judged from the same run (docs/benchmarks.md).
 
@@ -22,6 +25,7 @@ Exit codes: 0 ok, 2 usage, 3 bad input.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import shutil
@@ -761,6 +765,43 @@ def _plot(rows, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+BACKENDS_MODELS = ("aot_eager", "inductor")
+MODELS_SIDES = ("stock-2.6", "stack", "stock-2.7")
+
+
+def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_names: Sequence[str] | None,
+                 out_dir: Path, timeout: float) -> str:
+    """``models``: the harness on each side; the markdown report (and ``out_dir/outcomes.json``)."""
+    from tools.lib import bench_models as bm
+    from tools.lib.overlay.venv import ensure_venv, venv_python
+
+    models = [bm.find_model(n) for n in names] if names else list(bm.MODELS)
+    cache = paths.cache_dir()
+    wanted = side_names or MODELS_SIDES
+    sides = []
+    if "stock-2.6" in wanted:
+        ensure_venv(cache / "venvs" / "stock", cache, Shell(verbose=False))
+        sides.append(bm.Side("stock 2.6", venv_python(cache / "venvs" / "stock"), "2.6"))
+    if "stack" in wanted:
+        _ensure_overlay()
+        sides.append(bm.Side("stack", venv_python(cache / "overlay" / "venv"), "2.6"))
+    peer = venv_python(cache / "venvs" / "torch27")
+    if "stock-2.7" in wanted:
+        if peer.exists():
+            sides.append(bm.Side("stock 2.7", peer, "2.7"))
+        elif side_names:
+            raise ui.UserError(f"{peer} is missing; make it as tools/requirements/torch27-venv.txt says, then rerun")
+        else:
+            ui.info(f"no stock 2.7 column: {peer} is missing (tools/requirements/torch27-venv.txt says how to make it)")
+    tree = ensure_pinned_source(cache, Shell(verbose=False))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcomes = bm.run(sides, models, backends, tree / "benchmarks" / "dynamo", out_dir, timeout)
+    (out_dir / "outcomes.json").write_text(json.dumps([dataclasses.asdict(o) | {"log": ""} for o in outcomes], indent=1))
+    header = (f"Harness: the pinned tree's benchmarks/dynamo, `--training --accuracy --device cpu --compiled-autograd`; "
+              f"cells: the harness's verdict (CA captures/compiles), wall time of the process.\n{machine_facts()}\n")
+    return header + "\n" + bm.render(outcomes, models, backends, [s.label for s in sides])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = ui.arg_parser("bench.py", __doc__)
     sub = p.add_subparsers(dest="what", required=True)
@@ -784,6 +825,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     z.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     z.add_argument("--instructions", action="store_true", help="also count instructions per steady-state backward (callgrind)")
     z.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s)")
+    m = sub.add_parser("models", help="real HF/timm models through the pinned tree's benchmarks/dynamo harness, "
+                       "--compiled-autograd, stock 2.6 vs the stack vs stock 2.7")
+    m.add_argument("--models", nargs="+", default=None, help="harness model names (default: the built-in six)")
+    m.add_argument("--backends", nargs="+", default=["aot_eager"], choices=BACKENDS_MODELS, help="default: %(default)s")
+    m.add_argument("--sides", nargs="+", default=None, choices=MODELS_SIDES,
+                   help="default: all (stock 2.7 where its venv exists: tools/requirements/torch27-venv.txt)")
+    m.add_argument("--timeout", type=float, default=1800, help="seconds per harness run (default: %(default)s)")
+    m.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results" / "models",
+                   help="logs and raw results (default: %(default)s, gitignored)")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -809,6 +859,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs))
+    elif args.what == "models":
+        ui.out(bench_models(args.models, args.backends, args.sides, args.out.resolve(), args.timeout))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 

@@ -1,0 +1,98 @@
+"""tools/bench.py models (tools/lib/bench_models.py): the harness command, its CSV, the report's verdicts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_tool
+from tools.lib import bench_models as bm
+from tools.lib.ui import UserError
+
+CSV = (
+    "dev,name,batch_size,accuracy,calls_captured,unique_graphs,graph_breaks,unique_graph_breaks,"
+    "autograd_captures,autograd_compiles,cudagraph_skips\n"
+    "cpu,lcnet_050,2,pass,755,2,5,4,1,1,0\n"
+)
+STOCK = bm.Side("stock 2.6", Path("/stock/python"), "2.6")
+STACK = bm.Side("stack", Path("/stack/python"), "2.6")
+SIDES = ["stock 2.6", "stack"]
+
+
+def _o(model, side, verdict, captures=1):
+    return bm.Outcome(model, "aot_eager", side, verdict, captures, captures, 10.0)
+
+
+def test_the_harness_runs_training_accuracy_with_compiled_autograd_on_cpu_for_one_model():
+    argv = bm.harness_argv(STACK, Path("/t/benchmarks/dynamo"), bm.find_model("lcnet_050"), "inductor", Path("/o.csv"))
+    assert argv[:4] == ["/stack/python", str(bm.DRIVER), "/t/benchmarks/dynamo", "timm_models"]
+    assert " ".join(argv[4:]) == ("--training --accuracy --device cpu --backend inductor --compiled-autograd "
+                                  "--only lcnet_050 --batch-size 2 --output /o.csv")
+
+
+def test_the_default_set_has_three_hf_and_three_timm_models():
+    assert [m.suite for m in bm.MODELS].count("huggingface") == 3
+    assert [m.suite for m in bm.MODELS].count("timm_models") == 3
+
+
+def test_an_unknown_model_is_refused_with_the_choices():
+    with pytest.raises(UserError, match="choose from DistilBertForMaskedLM"):
+        bm.find_model("resnet9000")
+
+
+def test_the_verdict_and_ca_counts_come_from_the_harness_csv():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "aot_eager", STACK, CSV, "", 0, 12.5, False)
+    assert (o.verdict, o.captures, o.compiles, o.passed) == ("pass", 1, 1, True)
+
+
+def test_a_harness_that_dies_before_its_csv_row_is_a_crash_with_its_last_exception_line():
+    log = "Traceback (most recent call last):\n  File x\ntorch._dynamo.exc.TorchRuntimeError: Failed running call_function\n"
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "aot_eager", STACK, None, log, 1, 3.0, False)
+    assert o.verdict == "crash (exit 1): torch._dynamo.exc.TorchRuntimeError: Failed running call_function"
+    assert not o.passed and o.captures is None
+
+
+def test_a_killed_run_is_a_timeout_not_a_crash():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "aot_eager", STACK, None, "", -9, 1800.0, True)
+    assert o.verdict == "timeout"
+
+
+def test_a_model_passing_on_stock_and_failing_on_the_stack_is_a_regression_and_misses_the_target():
+    models = [bm.find_model("lcnet_050"), bm.find_model("regnety_002")]
+    outcomes = [_o("lcnet_050", "stock 2.6", "pass"), _o("lcnet_050", "stack", "fail_accuracy"),
+                _o("regnety_002", "stock 2.6", "pass"), _o("regnety_002", "stack", "pass")]
+    report = bm.render(outcomes, models, ["aot_eager"], SIDES)
+    assert "| aot_eager | 2/2 | 1/2 |" in report
+    assert "aot_eager: the stack passes 1, the best peer 2: NOT met" in report
+    assert "REGRESSION, passes on stock 2.6 but not on the stack: lcnet_050" in report
+
+
+def test_the_stack_passing_where_stock_fails_meets_the_target_with_no_regression():
+    models = [bm.find_model("lcnet_050")]
+    outcomes = [_o("lcnet_050", "stock 2.6", "fail_accuracy"), _o("lcnet_050", "stack", "pass")]
+    report = bm.render(outcomes, models, ["aot_eager"], SIDES)
+    assert "the stack passes 1, the best peer 0: met" in report and "REGRESSION" not in report
+
+
+def test_more_ca_captures_than_stock_are_named():
+    models = [bm.find_model("lcnet_050")]
+    outcomes = [_o("lcnet_050", "stock 2.6", "pass", 1), _o("lcnet_050", "stack", "pass", 2)]
+    assert "CA captures above stock 2.6's: lcnet_050" in bm.render(outcomes, models, ["aot_eager"], SIDES)
+
+
+def test_the_driver_refuses_an_unknown_suite_with_its_usage():
+    res = subprocess.run([sys.executable, str(bm.DRIVER), "/x", "torchbench"], capture_output=True, text=True)
+    assert res.returncode == 1 and "usage: models_driver.py HARNESS_DIR {huggingface,timm_models}" in res.stderr
+
+
+def test_models_help_names_the_sides_and_backends():
+    res = run_tool("bench", "models", "--help")
+    assert res.returncode == 0 and "stock-2.7" in res.stdout and "inductor" in res.stdout
+
+
+def test_an_unknown_model_on_the_command_line_exits_3():
+    res = run_tool("bench", "models", "--models", "resnet9000", "--sides", "stack")
+    assert res.returncode == 3 and "unknown model 'resnet9000'" in res.stderr

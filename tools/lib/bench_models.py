@@ -1,0 +1,241 @@
+"""Real models: the pinned tree's own ``benchmarks/dynamo`` harness with ``--compiled-autograd``,
+run unchanged on stock torch 2.6, on the stack and on stock torch 2.7 (``tools/bench.py models``).
+
+Data first: :data:`MODELS` (what runs), :class:`Side` (where), :class:`Outcome` (what the harness
+said); then small functions that build the command, parse the harness's CSV and render the report.
+The harness and its model code come from pip packages pinned in ``tools/requirements/models.txt``
+(installed with ``--no-deps`` into ``<cache>/bench/models``, outside the venvs, so the venvs the
+upstream tests use stay as they are); torchvision, the one that is built against torch, is
+installed per torch version.  Nothing is downloaded from a model hub (tools/lib/models_driver.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from tools.lib import paths, ui
+
+REQUIREMENTS = paths.REPO_ROOT / "tools" / "requirements" / "models.txt"
+DRIVER = Path(__file__).resolve().parent / "models_driver.py"
+# torch minor version -> the torchvision release built against it
+TORCHVISION = {"2.6": "0.21.0", "2.7": "0.22.0"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    suite: str  # the harness script: huggingface | timm_models
+    name: str  # the harness's model name (its --only)
+    batch_size: int  # small enough for 2 cores
+    what: str  # the kind of model it stands for
+
+
+MODELS: tuple[Model, ...] = (
+    Model("huggingface", "DistilBertForMaskedLM", 2, "BERT-class encoder"),
+    Model("huggingface", "DistillGPT2", 2, "GPT-2-class decoder"),
+    Model("huggingface", "T5Small", 1, "T5 encoder-decoder"),
+    Model("timm_models", "regnety_002", 2, "residual convnet with BatchNorm (RegNetY)"),
+    Model("timm_models", "vit_base_patch16_224", 1, "ViT"),
+    Model("timm_models", "lcnet_050", 2, "in-place hard-swish activations, depthwise convs"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Side:
+    label: str
+    python: Path
+    torch_minor: str  # "2.6" or "2.7": which torchvision goes with it
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    model: str
+    backend: str
+    side: str
+    verdict: str  # the harness's accuracy column (pass, fail_accuracy, eager_fail_to_run, ...) or how it died
+    captures: int | None = None  # CA captures the harness counted
+    compiles: int | None = None
+    seconds: float = 0.0  # wall time of the whole harness process
+    log: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.startswith("pass")
+
+
+def find_model(name: str) -> Model:
+    for m in MODELS:
+        if m.name == name:
+            return m
+    raise ui.UserError(f"unknown model {name!r}; choose from {', '.join(m.name for m in MODELS)}")
+
+
+def harness_argv(side: Side, harness_dir: Path, model: Model, backend: str, csv_path: Path) -> list[str]:
+    return [str(side.python), str(DRIVER), str(harness_dir), model.suite, "--training", "--accuracy",
+            "--device", "cpu", "--backend", backend, "--compiled-autograd", "--only", model.name,
+            "--batch-size", str(model.batch_size), "--output", str(csv_path)]
+
+
+def parse_row(text: str, model: str) -> dict[str, str] | None:
+    """The harness CSV's row for ``model`` (the last one, if a rerun appended), or None."""
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r.get("name") == model]
+    return rows[-1] if rows else None
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def last_error(log: str) -> str:
+    """The line that says why a harness process died: the last exception line of its output."""
+    lines = [l.strip() for l in log.splitlines() if l.strip()]
+    for line in reversed(lines):
+        head = line.split(":", 1)[0]
+        if head.endswith(("Error", "Exception", "Unsupported")) and " " not in head:
+            return line[:200]
+    return lines[-1][:200] if lines else "no output"
+
+
+def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log: str, code: int,
+               seconds: float, timed_out: bool) -> Outcome:
+    row = parse_row(csv_text, model.name) if csv_text else None
+    if row is not None:
+        return Outcome(model.name, backend, side.label, row.get("accuracy", "?"), _int(row.get("autograd_captures")),
+                       _int(row.get("autograd_compiles")), seconds, log)
+    verdict = "timeout" if timed_out else f"crash (exit {code}): {last_error(log)}"
+    return Outcome(model.name, backend, side.label, verdict, None, None, seconds, log)
+
+
+def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
+    """(the torch-independent packages, torchvision for the side's torch), per Python version."""
+    base = cache / "bench" / "models" / _python_tag(side.python)
+    return base / "site", base / f"torchvision-{TORCHVISION[side.torch_minor]}"
+
+
+def _python_tag(python: Path) -> str:
+    out = subprocess.run([str(python), "-c", "import sys; print(f'py{sys.version_info[0]}.{sys.version_info[1]}')"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> None:
+    stamp = target / ".fca-installed"
+    want = " ".join(args)
+    if stamp.is_file() and stamp.read_text() == want:
+        return
+    ui.info(f"installing {what} into {target} (no deps, once)")
+    tmp = target.with_name(target.name + ".partial")
+    subprocess.run(["rm", "-rf", str(tmp)], check=True)
+    res = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
+                          "--target", str(tmp), *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ui.UserError(f"pip could not install {what} ({res.stderr.strip().splitlines()[-1:]}); "
+                           "check the package index, then rerun")
+    (tmp / ".fca-installed").write_text(want)
+    subprocess.run(["rm", "-rf", str(target)], check=True)
+    tmp.rename(target)
+
+
+def ensure_packages(cache: Path, side: Side) -> str:
+    """Install what the harness needs for ``side``; the PYTHONPATH that puts it in front."""
+    site, tv = site_dirs(cache, side)
+    _pip_target(side.python, site, ["-r", str(REQUIREMENTS)], "the harness's packages (tools/requirements/models.txt)")
+    _pip_target(side.python, tv, [f"torchvision=={TORCHVISION[side.torch_minor]}"], f"torchvision for torch {side.torch_minor}")
+    return os.pathsep.join([str(site), str(tv)])
+
+
+def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: Path, pythonpath: str,
+            timeout: float) -> Outcome:
+    run_dir = out_dir / side.label.replace(" ", "-") / f"{model.name}-{backend}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = run_dir / "result.csv"
+    csv_path.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PYTHONPATH")}
+    env.update(PYTHONPATH=pythonpath, TORCHINDUCTOR_CACHE_DIR=str(run_dir / "inductor"),
+               TORCH_EXTENSIONS_DIR=str(run_dir / "extensions"), PYTHONUNBUFFERED="1")
+    start = time.monotonic()
+    timed_out = False
+    with open(run_dir / "harness.log", "w") as log:
+        proc = subprocess.Popen(harness_argv(side, harness_dir, model, backend, csv_path), cwd=harness_dir, env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, 9)
+            code = proc.wait()
+    seconds = time.monotonic() - start
+    text = (run_dir / "harness.log").read_text(errors="replace")
+    return outcome_of(model, backend, side, csv_path.read_text() if csv_path.exists() else None, text, code,
+                      seconds, timed_out)
+
+
+def _cell(o: Outcome | None) -> str:
+    if o is None:
+        return ""
+    counts = f" ({o.captures}/{o.compiles})" if o.captures is not None else ""
+    return f"{o.verdict.replace('|', '/')}{counts}, {o.seconds:.0f} s"
+
+
+def render(outcomes: Sequence[Outcome], models: Sequence[Model], backends: Sequence[str], sides: Sequence[str]) -> str:
+    """The report: per model x backend, each side's verdict (CA captures/compiles, wall time);
+    pass counts per side and backend; the targets judged from the same run."""
+    by = {(o.model, o.backend, o.side): o for o in outcomes}
+    lines = ["| model | kind | backend | " + " | ".join(sides) + " |", "|---|---|---|" + "---|" * len(sides)]
+    for m in models:
+        for b in backends:
+            lines.append(f"| {m.name} (bs {m.batch_size}) | {m.what} | {b} | "
+                         + " | ".join(_cell(by.get((m.name, b, s))) for s in sides) + " |")
+    lines += ["", "| passed | " + " | ".join(sides) + " |", "|---|" + "---:|" * len(sides)]
+    counts = {(b, s): sum(1 for m in models if (o := by.get((m.name, b, s))) and o.passed) for b in backends for s in sides}
+    for b in backends:
+        lines.append(f"| {b} | " + " | ".join(f"{counts[(b, s)]}/{len(models)}" for s in sides) + " |")
+    if "stack" in sides:
+        peers = [s for s in sides if s != "stack"]
+        lines.append("")
+        for b in backends:
+            best = max((counts[(b, s)] for s in peers), default=0)
+            ok = counts[(b, "stack")] >= best
+            lines.append(f"- {b}: the stack passes {counts[(b, 'stack')]}, the best peer {best}: "
+                         f"{'met' if ok else 'NOT met'} (target: at least as many as each peer)")
+            regressions = [m.name for m in models
+                           if (s := by.get((m.name, b, "stock 2.6"))) and s.passed
+                           and not ((o := by.get((m.name, b, "stack"))) and o.passed)]
+            if regressions:
+                lines.append(f"- {b}: REGRESSION, passes on stock 2.6 but not on the stack: {', '.join(regressions)}")
+            more = [m.name for m in models
+                    if (s := by.get((m.name, b, "stock 2.6"))) and (o := by.get((m.name, b, "stack")))
+                    and s.captures is not None and o.captures is not None and o.captures > s.captures]
+            lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
+    return "\n".join(lines)
+
+
+def run(sides: Sequence[Side], models: Sequence[Model], backends: Sequence[str], harness_dir: Path, out_dir: Path,
+        timeout: float) -> list[Outcome]:
+    """Every model x backend on every side, the sides in turns per model (a noisy stretch of the
+    machine hits them alike); prints each verdict as it comes."""
+    cache = paths.cache_dir()
+    pythonpaths = {s.label: ensure_packages(cache, s) for s in sides}
+    progress = ui.Progress(len(models) * len(backends) * len(sides), "models")
+    outcomes = []
+    for m in models:
+        for b in backends:
+            for s in sides:
+                o = run_one(s, harness_dir, m, b, out_dir, pythonpaths[s.label], timeout)
+                outcomes.append(o)
+                progress.advance(f"{m.name} {b} {s.label}: {_cell(o)}")
+    return outcomes
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("run it through tools/bench.py models")
