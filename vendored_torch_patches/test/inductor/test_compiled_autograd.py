@@ -4792,6 +4792,85 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             self.assertEqual(pack_count, 1)
             self.assertEqual(unpack_count, 1)
 
+    def _checkpointed_block_steps(self, context_fn=None, steps=2):
+        # a two-matmul block under non-reentrant checkpointing, run `steps`
+        # times; yields the grads of each step and how often the block ran
+        # (the forward, then each recomputation)
+        calls = [0]
+
+        def block(x, w1, w2):
+            calls[0] += 1
+            return (torch.mm(x, w1).relu().sin() @ w2).cos()
+
+        kwargs = {} if context_fn is None else {"context_fn": context_fn}
+        for _ in range(steps):
+            x = torch.randn(4, 8, requires_grad=True)
+            w1 = torch.randn(8, 8, requires_grad=True)
+            w2 = torch.randn(8, 8, requires_grad=True)
+            calls[0] = 0
+            out = torch.utils.checkpoint.checkpoint(
+                block, x, w1, w2, use_reentrant=False, **kwargs
+            )
+            out.sum().backward()
+            yield from (x.grad, w1.grad, w2.grad, calls[0])
+
+    def test_checkpointing_recomputes_once_per_backward(self):
+        # Saved-tensor unpack hooks see the backward's graph task under
+        # compiled autograd too (compiled_autograd.current_graph_task_id), so
+        # non-reentrant checkpointing recomputes the block once per backward,
+        # as in eager, not once per saved tensor it unpacks.
+        def fn():
+            yield from self._checkpointed_block_steps()
+
+        self.check_output_and_recompiles(fn)
+        calls = list(fn())[3::4]
+        self.assertEqual(calls, [2, 2])
+
+    def test_selective_checkpointing_gives_eager_grads(self):
+        # SAC pops each saved mm output once per backward: recomputing the
+        # block per unpacked tensor ran out of saved outputs ("Trying to
+        # backward an extra time").
+        from torch.utils.checkpoint import (
+            CheckpointPolicy,
+            create_selective_checkpoint_contexts,
+        )
+
+        def policy(ctx, op, *args, **kwargs):
+            if op == torch.ops.aten.mm.default:
+                return CheckpointPolicy.MUST_SAVE
+            return CheckpointPolicy.PREFER_RECOMPUTE
+
+        def fn():
+            yield from self._checkpointed_block_steps(
+                functools.partial(create_selective_checkpoint_contexts, policy)
+            )
+
+        self.check_output_and_recompiles(fn)
+
+    def test_current_graph_task_id_is_the_backwards_under_compiled_autograd(self):
+        seen = []
+
+        def unpack(t):
+            seen.append(
+                (
+                    torch._C._current_graph_task_id(),
+                    torch._C._dynamo.compiled_autograd.current_graph_task_id(),
+                )
+            )
+            return t
+
+        x = torch.randn(3, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            loss = (x.sin() * x.cos()).sum()
+        with compiled_autograd._enable(compiler_fn):
+            loss.backward()
+        # the engine's own id stays -1 (no worker runs this backward); compiled
+        # autograd reports one id, the same for every unpack of the backward
+        self.assertEqual({engine for engine, _ in seen}, {-1})
+        self.assertEqual(len({ca for _, ca in seen}), 1)
+        self.assertNotEqual(seen[0][1], -1)
+        self.assertEqual(torch._C._dynamo.compiled_autograd.current_graph_task_id(), -1)
+
     def test_reentrant_checkpointing(self):
         def fn(x):
             y = x.sin()

@@ -907,6 +907,32 @@ static PyObject* note_proxied_call(PyObject* dummy, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// The id of the graph task whose backward compiled autograd runs on this
+// thread, or -1.  The engine hands a graph task to compiled autograd without
+// making it its current one (that happens in the engine's own worker loop),
+// so torch._C._current_graph_task_id() is -1 while compiled autograd unpacks
+// saved variables; saved-tensor hooks that key their state by backward
+// (checkpointing recomputes once per graph task) read this one then.
+static thread_local int compiled_autograd_graph_task_id = -1;
+
+struct GraphTaskIdGuard {
+  explicit GraphTaskIdGuard(int id) : prior_(compiled_autograd_graph_task_id) {
+    compiled_autograd_graph_task_id = id;
+  }
+  GraphTaskIdGuard(const GraphTaskIdGuard&) = delete;
+  GraphTaskIdGuard& operator=(const GraphTaskIdGuard&) = delete;
+  ~GraphTaskIdGuard() {
+    compiled_autograd_graph_task_id = prior_;
+  }
+
+ private:
+  int prior_;
+};
+
+static PyObject* current_graph_task_id(PyObject* dummy, PyObject* args) {
+  return PyLong_FromLong(compiled_autograd_graph_task_id);
+}
+
 static PyObject* is_cache_empty(PyObject* dummy, PyObject* args) {
   HANDLE_TH_ERRORS;
   if (CacheNode::root()->is_empty()) {
@@ -938,6 +964,7 @@ static PyMethodDef _methods[] = {
     {"clear_cache", clear_cache, METH_NOARGS, nullptr},
     {"is_cache_empty", is_cache_empty, METH_NOARGS, nullptr},
     {"note_proxied_call", note_proxied_call, METH_NOARGS, nullptr},
+    {"current_graph_task_id", current_graph_task_id, METH_NOARGS, nullptr},
     {"set_verbose_logger", set_verbose_logger, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -1373,6 +1400,7 @@ variable_list compiled_autograd(
   LockGuardWithErrorLogs lock_guard(mtx);
   pybind11::gil_scoped_acquire gil;
   at::ThreadLocalStateGuard tls_guard(graph_task.thread_locals_);
+  GraphTaskIdGuard graph_task_id_guard(graph_task.id_);
 
   THPObjectPtr inputs;
   THPObjectPtr sizes;
