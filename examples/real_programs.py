@@ -1,0 +1,200 @@
+"""Ordinary training programs with their backward under compiled autograd: each one's
+grads must equal eager's.  What a user of the patched wheel runs, beyond upstream's
+tests: Adam with grad clipping over changing batch sizes, a BatchNorm convnet with an
+in-place ReLU, a torch.compile'd model, module and tensor hooks, bf16 autocast,
+embedding + causal attention over changing sequence lengths, a custom
+autograd.Function under activation checkpointing, selective activation checkpointing,
+in-place ops on views, an LSTM, retain_graph, and a TwoTensor subclass through a
+compiled forward.
+
+Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
+exits 0/1.  The patched wheel passes all twelve, each in one capture (two for the
+retained graph's second backward, as everywhere).  Stock torch 2.6.0 fails three
+(in-place ops on views give wrong grads; selective checkpointing and the TwoTensor
+compiled forward raise) and stock 2.7.0 one (the checkpointed custom Function), both
+recapturing for each new batch size or sequence length.
+
+    python examples/real_programs.py [aot_eager|inductor]
+"""
+
+import contextlib
+import functools
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BACKEND = sys.argv[1] if len(sys.argv) > 1 else "aot_eager"
+
+
+def ca(flag):
+    """Compiled autograd for the backwards in the block (the eager reference: none)."""
+    if not flag:
+        return contextlib.nullcontext()
+    return torch._dynamo.compiled_autograd._enable(torch.compile(backend=BACKEND))
+
+def grads(model, extra=()):
+    return [p.grad.clone() if p.grad is not None else None for p in model.parameters()] + list(extra)
+
+def mlp_adam(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+    opt = torch.optim.Adam(m.parameters()); out = []
+    for bs in (4, 8, 4):
+        x = torch.randn(bs, 8); opt.zero_grad()
+        with ca(flag): F.cross_entropy(m(x), torch.randint(0, 4, (bs,))).backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0); opt.step(); out += grads(m)
+    return out
+
+def conv_bn(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8*4*4, 2))
+    out = []
+    for bs in (2, 3):
+        m.zero_grad(); x = torch.randn(bs, 3, 8, 8)
+        with ca(flag): m(x).sum().backward()
+        out += grads(m)
+    return out
+
+def compiled_fwd_model(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 16), nn.SiLU(), nn.Dropout(0.0), nn.Linear(16, 1))
+    cm = torch.compile(m, backend=BACKEND); out = []
+    for bs in (4, 6, 9):
+        m.zero_grad()
+        with ca(flag): cm(torch.randn(bs, 8)).pow(2).mean().backward()
+        out += grads(m)
+    return out
+
+def module_hooks(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 2)); seen = []
+    m[0].register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].sum().item()))
+    m[2].weight.register_hook(lambda g: g * 2)
+    m[2].bias.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.sum().item()))
+    m.zero_grad()
+    with ca(flag): m(torch.randn(3, 4)).sum().backward()
+    return grads(m, [torch.tensor(seen)])
+
+def autocast_bf16(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+    m.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = m(torch.randn(4, 8)).float().sum()
+    with ca(flag): y.backward()
+    return grads(m)
+
+def embedding_attention(flag):
+    torch.manual_seed(0)
+    emb = nn.Embedding(50, 16); attn = nn.MultiheadAttention(16, 2, batch_first=True); head = nn.Linear(16, 50)
+    ps = list(emb.parameters()) + list(attn.parameters()) + list(head.parameters()); out = []
+    for L in (5, 7):
+        for p in ps: p.grad = None
+        ids = torch.randint(0, 50, (2, L)); h = emb(ids)
+        mask = torch.triu(torch.ones(L, L, dtype=torch.bool), 1)
+        o, _ = attn(h, h, h, attn_mask=mask)
+        with ca(flag): F.cross_entropy(head(o).flatten(0, 1), ids.flatten()).backward()
+        out += [p.grad.clone() for p in ps]
+    return out
+
+def custom_function_and_checkpoint(flag):
+    class Sq(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): ctx.save_for_backward(x); return x * x
+        @staticmethod
+        def backward(ctx, g): (x,) = ctx.saved_tensors; return 2 * x * g
+    torch.manual_seed(0); lin = nn.Linear(6, 6); out = []
+    for bs in (3, 5):
+        lin.zero_grad(); x = torch.randn(bs, 6, requires_grad=True)
+        y = torch.utils.checkpoint.checkpoint(lambda t: Sq.apply(lin(t)).sin(), x, use_reentrant=False)
+        with ca(flag): y.sum().backward()
+        out += grads(lin, [x.grad])
+    return out
+
+def inplace_views(flag):
+    torch.manual_seed(0); w = torch.randn(4, 4, requires_grad=True); out = []
+    for _ in range(2):
+        w.grad = None
+        base = w * 1; base[:, :2].mul_(3); v = base.t(); v.add_(1)
+        with ca(flag): (base.exp() * base).sum().backward()
+        out.append(w.grad.clone())
+    return out
+
+def rnn(flag):
+    torch.manual_seed(0); m = nn.LSTM(4, 8, batch_first=True); out = []
+    for L in (3, 5):
+        m.zero_grad(); o, _ = m(torch.randn(2, L, 4))
+        with ca(flag): o.sum().backward()
+        out += grads(m)
+    return out
+
+def retain_and_grad_api(flag):
+    torch.manual_seed(0); x = torch.randn(5, requires_grad=True); w = torch.randn(5, requires_grad=True)
+    y = (x * w).sin().sum()
+    with ca(flag):
+        y.backward(retain_graph=True)
+        y.backward()
+    return [x.grad, w.grad]
+
+
+def selective_checkpoint(flag):
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op == torch.ops.aten.mm.default else CheckpointPolicy.PREFER_RECOMPUTE
+
+    torch.manual_seed(0); out = []
+    w1 = torch.randn(8, 8, requires_grad=True); w2 = torch.randn(8, 8, requires_grad=True)
+    for bs in (4, 6):
+        w1.grad = w2.grad = None; x = torch.randn(bs, 8, requires_grad=True)
+        y = torch.utils.checkpoint.checkpoint(
+            lambda t: (torch.mm(t, w1).relu().sin() @ w2).cos(), x, use_reentrant=False,
+            context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
+        with ca(flag): y.sum().backward()
+        out += [x.grad, w1.grad.clone(), w2.grad.clone()]
+    return out
+
+
+def two_tensor_compiled_forward(flag):
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    torch.manual_seed(0); out = []
+    f = torch.compile(lambda x, w: (x @ w).sin(), backend=BACKEND)
+    for bs in (4, 6):
+        w = torch.randn(3, 3, requires_grad=True)
+        a = TwoTensor(torch.randn(bs, 3), torch.randn(bs, 3)).requires_grad_()
+        with ca(flag): f(a, w).sum().backward()
+        out += [w.grad, a.grad.a, a.grad.b]
+    return out
+
+
+PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
+            custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
+            two_tensor_compiled_forward]
+
+
+def same(ref, got):
+    return len(ref) == len(got) and all(
+        (a is None and b is None) or (a is not None and b is not None and torch.allclose(a, b, atol=1e-4, rtol=1e-3))
+        for a, b in zip(ref, got))
+
+
+def main() -> int:
+    torch.set_num_threads(1)
+    bad = 0
+    for program in PROGRAMS:
+        torch._dynamo.reset()
+        torch._dynamo.compiled_autograd.reset()
+        torch._dynamo.utils.counters.clear()
+        try:
+            ref = program(False)
+            got = program(True)
+            verdict = "ok" if same(ref, got) else "WRONG grads"
+        except Exception as e:  # a program that fails is reported, the others still run
+            verdict = f"FAIL {type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:160]}"
+        captures = torch._dynamo.utils.counters["compiled_autograd"]["captures"]
+        bad += verdict != "ok"
+        print(f"{program.__name__}: {verdict} captures={captures}", flush=True)
+    print(f"verdict: {'OK' if not bad else f'{bad} of {len(PROGRAMS)} programs differ from eager'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
