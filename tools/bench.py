@@ -797,9 +797,24 @@ def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_name
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = bm.run(sides, models, backends, tree / "benchmarks" / "dynamo", out_dir, timeout)
     (out_dir / "outcomes.json").write_text(json.dumps([dataclasses.asdict(o) | {"log": ""} for o in outcomes], indent=1))
-    header = (f"Harness: the pinned tree's benchmarks/dynamo, `--training --accuracy --device cpu --compiled-autograd`; "
-              f"cells: the harness's verdict (CA captures/compiles), wall time of the process.\n{machine_facts()}\n")
-    return header + "\n" + bm.render(outcomes, models, backends, [s.label for s in sides])
+    return _models_header() + bm.render(outcomes, models, backends, [s.label for s in sides])
+
+
+def _models_header() -> str:
+    return ("Harness: the pinned tree's benchmarks/dynamo, `--training --accuracy --device cpu --compiled-autograd`; "
+            f"cells: the harness's verdict (CA captures/compiles), wall time of the process.\n{machine_facts()}\n\n")
+
+
+def render_models(files: Sequence[Path]) -> str:
+    """``models --from-outcomes``: the report of earlier runs, in the built-in order of models, backends, sides."""
+    from tools.lib import bench_models as bm
+
+    outcomes = bm.load_outcomes(files)
+    names = {o.model for o in outcomes}
+    models = [m for m in bm.MODELS if m.name in names] + [bm.find_model(n) for n in sorted(names - {m.name for m in bm.MODELS})]
+    backends = [b for b in BACKENDS_MODELS if any(o.backend == b for o in outcomes)]
+    sides = [s for s in ("stock 2.6", "stack", "stock 2.7") if any(o.side == s for o in outcomes)]
+    return _models_header() + bm.render(outcomes, models, backends, sides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -834,6 +849,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--timeout", type=float, default=1800, help="seconds per harness run (default: %(default)s)")
     m.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results" / "models",
                    help="logs and raw results (default: %(default)s, gitignored)")
+    m.add_argument("--from-outcomes", type=Path, nargs="+", default=None, metavar="JSON",
+                   help="run nothing: render the report from outcomes.json files of earlier runs (later ones win)")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -859,6 +876,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs))
+    elif args.what == "models" and args.from_outcomes:
+        ui.out(render_models(args.from_outcomes))
     elif args.what == "models":
         ui.out(bench_models(args.models, args.backends, args.sides, args.out.resolve(), args.timeout))
     elif args.what == "report":

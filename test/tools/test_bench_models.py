@@ -96,3 +96,24 @@ def test_models_help_names_the_sides_and_backends():
 def test_an_unknown_model_on_the_command_line_exits_3():
     res = run_tool("bench", "models", "--models", "resnet9000", "--sides", "stack")
     assert res.returncode == 3 and "unknown model 'resnet9000'" in res.stderr
+
+
+def test_saved_outcomes_render_again_and_a_later_file_replaces_a_cell(tmp_path):
+    import dataclasses
+    import json
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps([dataclasses.asdict(_o("lcnet_050", "stack", "crash (exit 1): OSError: hub")),
+                                 dataclasses.asdict(_o("lcnet_050", "stock 2.6", "pass"))]))
+    second.write_text(json.dumps([dataclasses.asdict(_o("lcnet_050", "stack", "pass"))]))
+    res = run_tool("bench", "models", "--from-outcomes", first, second)
+    assert res.returncode == 0, res.stderr
+    assert "| lcnet_050 (bs 2) | in-place hard-swish activations, depthwise convs | aot_eager | pass (1/1), 10 s | pass (1/1), 10 s |" in res.stdout
+    assert "| aot_eager | 1/1 | 1/1 |" in res.stdout
+
+
+def test_a_file_that_is_not_saved_outcomes_exits_3(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{not json")
+    res = run_tool("bench", "models", "--from-outcomes", bad)
+    assert res.returncode == 3 and "not an outcomes.json of bench.py models" in res.stderr

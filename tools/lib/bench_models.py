@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import os
 import subprocess
 import sys
@@ -184,7 +185,22 @@ def _cell(o: Outcome | None) -> str:
     if o is None:
         return ""
     counts = f" ({o.captures}/{o.compiles})" if o.captures is not None else ""
-    return f"{o.verdict.replace('|', '/')}{counts}, {o.seconds:.0f} s"
+    verdict = o.verdict if len(o.verdict) <= 100 else o.verdict[:99] + "…"
+    return f"{verdict.replace('|', '/')}{counts}, {o.seconds:.0f} s"
+
+
+def load_outcomes(paths_: Sequence[Path]) -> list[Outcome]:
+    """Outcomes saved by earlier runs (``outcomes.json``); a later file's cell replaces an earlier one's."""
+    by: dict[tuple[str, str, str], Outcome] = {}
+    for path in paths_:
+        try:
+            items = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            raise ui.UserError(f"{path}: not an outcomes.json of bench.py models ({e})") from None
+        for item in items:
+            o = Outcome(**item)
+            by[(o.model, o.backend, o.side)] = o
+    return list(by.values())
 
 
 def render(outcomes: Sequence[Outcome], models: Sequence[Model], backends: Sequence[str], sides: Sequence[str]) -> str:
