@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_tool
+from conftest import REPO_ROOT, run_tool
 from tools.lib import bench_models as bm
 from tools.lib.ui import UserError
 
@@ -117,3 +117,20 @@ def test_a_file_that_is_not_saved_outcomes_exits_3(tmp_path):
     bad.write_text("{not json")
     res = run_tool("bench", "models", "--from-outcomes", bad)
     assert res.returncode == 3 and "not an outcomes.json of bench.py models" in res.stderr
+
+
+def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture(overlay, tmp_path):
+    # The pinned tree's benchmarks/dynamo harness, unchanged, on the stack: a timm convnet with
+    # in-place activations and an HF BERT-class encoder, training, compiled autograd (aot_eager).
+    import json
+
+    out = tmp_path / "models"
+    res = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "bench.py"), "models", "--sides", "stack",
+                          "--models", "lcnet_050", "DistilBertForMaskedLM", "--out", str(out), "--timeout", "1200"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=3000)
+    assert res.returncode == 0, res.stderr[-3000:]
+    outcomes = {o["model"]: o for o in json.loads((out / "outcomes.json").read_text())}
+    for name in ("lcnet_050", "DistilBertForMaskedLM"):
+        o = outcomes[name]
+        assert (o["verdict"], o["captures"]) == ("pass", 1), (name, o["verdict"], (out / "stack" / f"{name}-aot_eager" / "harness.log").read_text()[-3000:])
+    assert "| aot_eager | 2/2 |" in res.stdout
