@@ -16,6 +16,7 @@ import dataclasses
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -119,14 +120,10 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
 
 def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
     """(the torch-independent packages, torchvision for the side's torch), per Python version."""
-    base = cache / "bench" / "models" / _python_tag(side.python)
+    from tools.lib.overlay.venv import interpreter_facts
+
+    base = cache / "bench" / "models" / f"py{interpreter_facts(str(side.python))['version']}"
     return base / "site", base / f"torchvision-{TORCHVISION[side.torch_minor]}"
-
-
-def _python_tag(python: Path) -> str:
-    out = subprocess.run([str(python), "-c", "import sys; print(f'py{sys.version_info[0]}.{sys.version_info[1]}')"],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
 
 
 def _pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> None:
@@ -136,14 +133,14 @@ def _pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> N
         return
     ui.info(f"installing {what} into {target} (no deps, once)")
     tmp = target.with_name(target.name + ".partial")
-    subprocess.run(["rm", "-rf", str(tmp)], check=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     res = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
                           "--target", str(tmp), *args], capture_output=True, text=True)
     if res.returncode != 0:
         raise ui.UserError(f"pip could not install {what} ({res.stderr.strip().splitlines()[-1:]}); "
                            "check the package index, then rerun")
     (tmp / ".fca-installed").write_text(want)
-    subprocess.run(["rm", "-rf", str(target)], check=True)
+    shutil.rmtree(target, ignore_errors=True)
     tmp.rename(target)
 
 
