@@ -4,15 +4,16 @@ tests: Adam with grad clipping over changing batch sizes, a BatchNorm convnet wi
 in-place ReLU, a torch.compile'd model, module and tensor hooks, bf16 autocast,
 embedding + causal attention over changing sequence lengths, a custom
 autograd.Function under activation checkpointing, selective activation checkpointing,
-in-place ops on views, an LSTM, retain_graph, and a TwoTensor subclass through a
-compiled forward.
+in-place ops on views, an LSTM, retain_graph, a TwoTensor subclass through a
+compiled forward, and tensor parallelism (DTensor parameters, one gloo rank).
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all twelve, each in one capture (two for the
-retained graph's second backward, as everywhere).  Stock torch 2.6.0 fails three
-(in-place ops on views give wrong grads; selective checkpointing and the TwoTensor
-compiled forward raise) and stock 2.7.0 one (the checkpointed custom Function), both
-recapturing for each new batch size or sequence length.
+exits 0/1.  The patched wheel passes all thirteen, each in one capture (two for the
+retained graph's second backward, as everywhere).  Stock torch 2.6.0 fails four
+(in-place ops on views give wrong grads; selective checkpointing, the TwoTensor
+compiled forward and tensor parallelism raise) and stock 2.7.0 two (the checkpointed
+custom Function, tensor parallelism), both recapturing for each new batch size or
+sequence length.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
@@ -164,10 +165,27 @@ def two_tensor_compiled_forward(flag):
         out += [w.grad, a.grad.a, a.grad.b]
     return out
 
+def tensor_parallel(flag):
+    # DTensor parameters (column- then row-wise sharded Linears) on one gloo rank
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    if not dist.is_initialized():  # an in-process store: no port, no peers
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    mesh = init_device_mesh("cpu", (1,))
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    m = parallelize_module(m, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()}); out = []
+    for bs in (4, 6):
+        m.zero_grad(); x = torch.randn(bs, 8)
+        with ca(flag): m(x).sum().backward()
+        out += [p.grad.full_tensor() for p in m.parameters()]
+    return out
+
 
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
-            two_tensor_compiled_forward]
+            two_tensor_compiled_forward, tensor_parallel]
 
 
 def same(ref, got):

@@ -476,20 +476,24 @@ def _spread(xs: list[float]) -> str:
 
 
 def _steady_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> dict[tuple[str, str, str], dict]:
-    """Instructions per steady-state backward (callgrind), the stack static ("0") and dynamic
-    ("1"), per workload and backend, ``jobs`` at a time."""
+    """Instructions (callgrind) per steady-state backward, per workload and backend (keys
+    ``(w, backend, way)``), and of the first backward with aot_eager, capture and compile
+    (keys ``(w, "first-aot_eager", way)``), the stack static ("0") and each dynamic way,
+    ``jobs`` at a time."""
     from tools.lib import callgrind
 
     cache = paths.cache_dir() / "bench" / "callgrind"
     callgrind.ensure_ctl_lib(cache)  # built once, not per thread
     callgrind.ensure_cxx_wrapper(cache)
-    tasks = [(w, b, way) for w in workloads for b in SIZES_BACKENDS for way in ("0", *SIZES_WAYS)]
-    progress = ui.Progress(len(tasks), "steady-state instructions, static and dynamic")
+    ways = ("0", *SIZES_WAYS)
+    tasks = [(w, b, way, "instructions-steady", {"FCA_BENCH_STEADY_BACKEND": b})
+             for w in workloads for b in SIZES_BACKENDS for way in ways]
+    tasks += [(w, "first-aot_eager", way, "instructions-aot_eager", {}) for w in workloads for way in ways]
+    progress = ui.Progress(len(tasks), "instructions, static and dynamic")
     got = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(_instructions_sample, "overlay", w, "instructions-steady",
-                               {"FCA_BENCH_CA_DYNAMIC": way, "FCA_BENCH_STEADY_BACKEND": b}, out_dir): (w, b, way)
-                   for w, b, way in tasks}
+        futures = {pool.submit(_instructions_sample, "overlay", w, mode, {"FCA_BENCH_CA_DYNAMIC": way, **env}, out_dir):
+                   (w, b, way) for w, b, way, mode, env in tasks}
         for future in concurrent.futures.as_completed(futures):
             got[futures[future]] = future.result()
             progress.advance(" ".join(futures[future]))
@@ -551,16 +555,18 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
     if instructions:
         counts = _steady_instructions(workloads, out_dir, jobs)
         lines += ["", "Instructions per steady-state backward (callgrind; the 40 timed backwards after the "
-                  "warm-up, per backward), the stack static vs dynamic:", "",
+                  "warm-up, per backward) and of the first backward with aot_eager (capture and compile, "
+                  "one process each), the stack static vs dynamic:", "",
                   "| workload | backend | way | static | this way | this way / static |", "|---|---|---|---:|---:|---:|"]
         for w in workloads:
-            for b in SIZES_BACKENDS:
+            for b in (*SIZES_BACKENDS, "first-aot_eager"):
+                shown = "aot_eager, first backward" if b == "first-aot_eager" else b
                 for dynamic, label in SIZES_WAYS.items():
                     st, dy = counts[(w, b, "0")], counts[(w, b, dynamic)]
                     if "error" in st or "error" in dy:
-                        lines.append(f"| {w} | {b} | {label} | {st.get('error', '')[:60]} | {dy.get('error', '')[:60]} | |")
+                        lines.append(f"| {w} | {shown} | {label} | {st.get('error', '')[:60]} | {dy.get('error', '')[:60]} | |")
                         continue
-                    lines.append(f"| {w} | {b} | {label} | {st['instructions']:,.0f} | {dy['instructions']:,.0f} | "
+                    lines.append(f"| {w} | {shown} | {label} | {st['instructions']:,.0f} | {dy['instructions']:,.0f} | "
                                  f"{dy['instructions'] / st['instructions']:.4f} |")
     return "\n".join(lines)
 

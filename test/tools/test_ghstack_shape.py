@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_sample_stack_exported_and_applied_has_the_ghstack_shape(pin_clone, tmp_
     assert git(repo, "rev-parse", f"{commits[0]}^1") == git(repo, "rev-parse", "v2.6.0^{commit}")
     for commit in commits:
         message = git(repo, "log", "-1", "--format=%B", commit)
-        assert message.startswith(("[compiled autograd] ", "[functional autograd] "))
+        assert message.startswith(("[compiled autograd] ", "[functional autograd] ", "[DTensor] "))
         assert "\nTest Plan:" in message and "ghstack-source-id" not in message
 
     # The check is about the stack as a whole: a wrong series or a shorter stack is caught.
@@ -106,7 +107,7 @@ def test_stack_not_on_the_pin_is_reported(bare_pin):
 
 
 @pytest.mark.parametrize("message, problem", [
-    ("Do a thing\n\nWhy.\n\nTest Plan: ci\n", "subject 'Do a thing' does not start with [compiled autograd] or [functional autograd]"),
+    ("Do a thing\n\nWhy.\n\nTest Plan: ci\n", "subject 'Do a thing' does not start with [compiled autograd] or [functional autograd] or [DTensor]"),
     ("[compiled autograd] Do a thing\n\nTest Plan: ci\n", "the message has no body (say what the change does and why)"),
     ("[compiled autograd] Do a thing\n\nWhy it matters.\n", "the message has no `Test Plan:` section"),
     ("[compiled autograd] Do a thing\nWhy, on the subject's next line.\n\nTest Plan: ci\n", "the subject is not followed by a blank line"),
@@ -119,6 +120,17 @@ def test_message_problems(bare_pin, message, problem):
     assert message_problems(message) == [problem]
     head = _stack(bare_pin, message)
     assert check_stack_shape(bare_pin, "v2.6.0", SH, head=head) == [f"commit {head[:12]}: {problem}"]
+
+
+def test_every_patch_of_the_stack_has_an_upstream_style_message():
+    # the messages as they travel in patches/ (format-patch headers, the body up to the diffstat)
+    for name in (REPO_ROOT / "patches" / "series").read_text().split():
+        text = (REPO_ROOT / "patches" / name).read_text()
+        header, _, rest = text.partition("\n\n")
+        subject = re.sub(r"\n\s+", " ", re.search(r"^Subject: (.*(?:\n\s+.*)*)", header, re.M).group(1))
+        subject = re.sub(r"^\[PATCH[^\]]*\] ", "", subject)
+        body = rest.split("\n---\n", 1)[0]
+        assert message_problems(f"{subject}\n\n{body}") == [], name
 
 
 def test_ghstack_trailers_are_fine_once_but_not_shared(bare_pin):

@@ -158,7 +158,26 @@ def twotensor(torch):
     return [w], loss
 
 
-WORKLOADS = {f.__name__: f for f in (mlp, transformer, copyslices, autograd_function, cpp_function, compiled_forward, twotensor)}
+def dtensor(torch):
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    if not dist.is_initialized():  # one rank, gloo, an in-process store: no port, no peers
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    mesh = init_device_mesh("cpu", (1,))
+    w1 = torch.nn.Parameter(distribute_tensor(torch.randn(128, 64) * 0.1, mesh, [Shard(0)]))
+    w2 = torch.nn.Parameter(distribute_tensor(torch.randn(10, 128) * 0.1, mesh, [Shard(0)]))
+
+    def loss(b, v):
+        x = distribute_tensor(_inputs(torch, b, 64, v), mesh, [Replicate()])
+        return (torch.relu(x @ w1.t()) @ w2.t()).sum()
+
+    return [w1, w2], loss
+
+
+WORKLOADS = {f.__name__: f for f in (mlp, transformer, copyslices, autograd_function, cpp_function, compiled_forward, twotensor,
+                                     dtensor)}
 
 
 # ---------------------------------------------------------------------------------- modes

@@ -118,6 +118,9 @@ _K_AOTDISPATCH_CI = "TestAOTAutograd and not TestAOTAutogradWithCache"
 # the op x dtype sweeps (1,360 OpInfo + 250 ModuleInfo tests, hours on 2 cores, not CA-specific)
 _K_AOTDISPATCH_FULL = "not TestEagerFusionOpInfo and not TestEagerFusionModuleInfo"
 _K_SUBCLASSES = "backward or grad or autograd or TwoTensor or two_tensor"
+DTENSOR_COMPILE = "distributed/_tensor/test_dtensor_compile.py"
+# the fake-process-group compile tests and the compiled autograd ones; not the 4-rank end-to-end ones
+_K_DTENSOR = "not TestDTensorCompileE2E"
 
 # estimate_s: wall time per file (pytest start-up included), measured 2026-11-29 on the 2-core machine,
 # cold caches, stock torch.  ci: one cold `--baseline --profile ci` run of the files after
@@ -142,6 +145,7 @@ FULL = Profile(
         Suite("dynamo/test_subclasses.py", why="tensor subclasses forward+backward (P6)", estimate_s=119),
         Suite("dynamo/test_activation_checkpointing.py", why="recomputation inside CA-captured backward (27/30 need a GPU)",
               estimate_s=51),
+        Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11)", estimate_s=160),
     ),
 )
 
@@ -160,6 +164,8 @@ CI = Profile(
         Suite("functorch/test_aotdispatch.py", k=_K_AOTDISPATCH_CI,
               why="AOT backward and runtime wrappers, eager and through Dynamo (P4/P6) (250/2069)", estimate_s=77),
         Suite("dynamo/test_subclasses.py", k=_K_SUBCLASSES, why="subclasses with backward (P6) (17/109)", estimate_s=31),
+        Suite(DTENSOR_COMPILE, k=_K_DTENSOR, why="DTensor under torch.compile and compiled autograd, 2 gloo ranks (P10/P11)",
+              estimate_s=100),
     ),
 )
 

@@ -1063,6 +1063,20 @@ class AutogradCompilerInstance:
             self.bind_tensors_to_proxies(outputs, proxies)
         return outputs
 
+    def accumulate_grad(self, variable, grad):
+        """Called from C++ by AccumulateGrad: records
+        ``inductor.accumulate_grad_(variable, grad)`` without running it.  The
+        capture's grad is a dummy of the plain Tensor type, also where it is a
+        Tensor subclass at runtime (a DTensor's grad from an opaque node), so a
+        subclass parameter could not run it; Dynamo traces the call on the real
+        types."""
+        op = torch.ops.inductor.accumulate_grad_.default
+        self.record_call(
+            op,
+            (variable, grad),
+            name=self.fx_tracer.graph._target_to_str(op.overloadpacket.__name__),
+        )
+
     def post_acc_grad_hook(self, input, hook_id):
         assert isinstance(input, torch.Tensor)
         assert self.hooks_proxy is not None

@@ -957,6 +957,17 @@ struct TORCH_API PyCompilerInterface {
       const ivalue_list& packed,
       const std::vector<std::optional<InputMetadata>>& output_metadata)
       const = 0;
+
+  // Records `inductor.accumulate_grad_(variable, grad)` in the CA graph
+  // without running it.  Running it on the capture's fakes dispatches the op
+  // through a Tensor subclass parameter (a DTensor) with a grad dummy that
+  // is a plain tensor (the subclass only exists at runtime), which no
+  // subclass can handle.  Dynamo traces the recorded call later, on the
+  // real types.
+  virtual void accumulate_grad(
+      PyObject* py_compiler,
+      const at::Tensor& variable,
+      const at::Tensor& grad) const = 0;
 };
 
 TORCH_API const PyCompilerInterface* getPyCompilerInterface();

@@ -746,6 +746,18 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
         pymeta.ptr())));
     return THPVariable_UnpackList(pyresult.get());
   }
+
+  void accumulate_grad(
+      PyObject* py_compiler,
+      const at::Tensor& variable,
+      const at::Tensor& grad) const override {
+    py::object pyvariable =
+        py::reinterpret_steal<py::object>(THPVariable_Wrap(variable));
+    py::object pygrad =
+        py::reinterpret_steal<py::object>(THPVariable_Wrap(grad));
+    THPObjectPtr pyresult(check(PyObject_CallMethod(
+        py_compiler, "accumulate_grad", "OO", pyvariable.ptr(), pygrad.ptr())));
+  }
 };
 
 // ops.validate_outputs: engine.cpp's functional validate_outputs (casts,
