@@ -475,7 +475,7 @@ def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} (IQR {q[0]:.3f}-{q[2]:.3f}, n={len(xs)})"
 
 
-def _steady_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> dict[tuple[str, str, str], dict]:
+def _sizes_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> dict[tuple[str, str, str], dict]:
     """Instructions (callgrind) per steady-state backward, per workload and backend (keys
     ``(w, backend, way)``), and of the first backward with aot_eager, capture and compile
     (keys ``(w, "first-aot_eager", way)``), the stack static ("0") and each dynamic way,
@@ -553,7 +553,7 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
                 st, dy = statistics.median(firsts["0"]), statistics.median(firsts[dynamic])
                 lines.append(f"| {w} | {backend} | {label} | {_spread(ratios)} | {dy / st:.3f} | {st:.2f} / {dy:.2f} |")
     if instructions:
-        counts = _steady_instructions(workloads, out_dir, jobs)
+        counts = _sizes_instructions(workloads, out_dir, jobs)
         lines += ["", "Instructions per steady-state backward (callgrind; the 40 timed backwards after the "
                   "warm-up, per backward) and of the first backward with aot_eager (capture and compile, "
                   "one process each), the stack static vs dynamic:", "",

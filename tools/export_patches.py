@@ -31,6 +31,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import patchfile, paths, ui
+from tools.lib.ghstack_shape import SUBJECT_PREFIXES
 from tools.lib.identity import PROJECT_AUTHOR, parse_ident
 from tools.lib.pin import MANIFEST_NAME, PIN, Manifest, describe_mismatch, manifest_paths
 from tools.lib.shell import Shell
@@ -47,7 +48,6 @@ FORMAT_PATCH_ARGS = (
 # Ignore the user's and the system's git config entirely for byte-stable output.
 ISOLATED_CONFIG = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 
-SUBJECT_PREFIXES = ("[compiled autograd]", "[functional autograd]")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +83,7 @@ def render_stack(tree: GitTree, base: str, old_manifest: Manifest | None,
             text = tree.sh.run(*Shell.git_argv(*FORMAT_PATCH_ARGS, commit), env=env, log=False, binary=True).stdout
             pf = patchfile.parse(text.decode("utf-8", "surrogateescape"))
             name = f"{i:04d}-{patchfile.slugify(pf.subject)}.patch"
-            _lint(name, pf, text)
+            _lint(name, pf)
             out[name] = text
             series.append(name)
             touched.extend(pf.touched)
@@ -126,10 +126,10 @@ def _export_copy(tree: GitTree, commit: str, author: tuple[str, str] | None, env
     return hashed.stdout.decode().strip()
 
 
-def _lint(name: str, pf: patchfile.PatchFile, text: bytes) -> None:
+def _lint(name: str, pf: patchfile.PatchFile) -> None:
     if not pf.subject.startswith(SUBJECT_PREFIXES):
         ui.info(f"warning: {name}: subject should start with {' or '.join(SUBJECT_PREFIXES)}")
-    if b"\nTest Plan:" not in text.split(b"\n---\n", 1)[0]:
+    if "\nTest Plan:" not in pf.message:
         ui.info(f"warning: {name}: the commit message has no `Test Plan:` section")
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO_ROOT, export_stack, git, run_tool
+from tools.lib import patchfile
 from tools.lib.ghstack_shape import check_stack_shape, message_problems
 from tools.lib.samplestack import PATCHES, build_stack
 from tools.lib.shell import Shell
@@ -123,14 +123,9 @@ def test_message_problems(bare_pin, message, problem):
 
 
 def test_every_patch_of_the_stack_has_an_upstream_style_message():
-    # the messages as they travel in patches/ (format-patch headers, the body up to the diffstat)
+    # the messages as they travel in patches/
     for name in (REPO_ROOT / "patches" / "series").read_text().split():
-        text = (REPO_ROOT / "patches" / name).read_text()
-        header, _, rest = text.partition("\n\n")
-        subject = re.sub(r"\n\s+", " ", re.search(r"^Subject: (.*(?:\n\s+.*)*)", header, re.M).group(1))
-        subject = re.sub(r"^\[PATCH[^\]]*\] ", "", subject)
-        body = rest.split("\n---\n", 1)[0]
-        assert message_problems(f"{subject}\n\n{body}") == [], name
+        assert message_problems(patchfile.load(REPO_ROOT / "patches" / name).message) == [], name
 
 
 def test_ghstack_trailers_are_fine_once_but_not_shared(bare_pin):

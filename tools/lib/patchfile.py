@@ -49,6 +49,7 @@ class PatchFile:
     author: str
     date: str
     files: tuple[FileDiff, ...]
+    message: str = ""  # the commit message: the subject, a blank line, the body (up to the ``---`` line)
 
     @property
     def touched(self) -> tuple[str, ...]:
@@ -110,6 +111,9 @@ def parse(text: str, name: str = "<patch>") -> PatchFile:
     subject = headers.get("subject", "")
     author = headers.get("from", "")
     date = headers.get("date", "")
+    end = next((k for k in range(i, len(lines)) if lines[k] == "---" or lines[k].startswith("diff --git ")), len(lines))
+    body = "\n".join(lines[i:end]).strip("\n")
+    message = f"{subject}\n\n{body}\n" if body else f"{subject}\n"
 
     files: list[FileDiff] = []
     cur: dict | None = None
@@ -168,7 +172,7 @@ def parse(text: str, name: str = "<patch>") -> PatchFile:
                     )
         i += 1
     flush()
-    return PatchFile(name=name, subject=subject, author=author, date=date, files=tuple(files))
+    return PatchFile(name=name, subject=subject, author=author, date=date, files=tuple(files), message=message)
 
 
 def load(path: Path) -> PatchFile:

@@ -49,6 +49,19 @@ class TestPatchFile(TestCase):
         )
         self.assertEqual(pf.author, "A Very Long Author Name That Folds <author@example.com>")
 
+    def test_message_is_the_subject_and_the_body_up_to_the_patch(self):
+        pf = patchfile.parse(SAMPLE)
+        self.assertExpectedInline(pf.message, """\
+[compiled autograd] Add a thing to the engine and a brand new file that continues
+
+Body.
+
+Test Plan: tests
+""")
+        # export's format-patch --no-stat writes no `---` line: the body ends at the first diff
+        no_stat = patchfile.parse(SAMPLE.replace("Test Plan: tests\n---\n", "Test Plan: tests\n"))
+        self.assertEqual(no_stat.message, pf.message)
+
     def test_touched_and_created(self):
         pf = patchfile.parse(SAMPLE)
         self.assertEqual(pf.touched, ("torch/csrc/autograd/engine.cpp", "torch/csrc/dynamo/new.cpp"))
