@@ -4177,13 +4177,75 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
 
     def test_dynamic_first_capture_new_batch_sizes_reuse_the_capture(self):
         # the first capture's sizes are symbolic: one capture for every
-        # batch size; Dynamo compiles its graph static first, and once more,
-        # dynamic, at the first new size
+        # batch size; Dynamo compiles a copy of its graph with the sizes as
+        # constants first, and the graph itself, dynamic, at the first new size
         self.check_output_and_recompiles(
             self._mlp_over_batches([6, 9, 12, 20, 33]),
             count=[1, 2],
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
+
+    def test_dynamic_first_capture_first_compile_gets_the_sizes_as_constants(self):
+        # torch.compile's first compile gets the capture's sizes as constants,
+        # as with a static capture: Dynamo neither reads nor guards them; the
+        # first new batch size compiles the capture's own graph with the
+        # batch dynamic, and later sizes reuse it
+        graphs = []
+        guarded = []
+
+        def compiler_fn(gm):
+            def backend(gm_, example_inputs_):
+                graphs.append(gm_)
+                return gm_
+
+            def guard_export_fn(guards):
+                guarded.append(
+                    sorted({g.name for g in guards if g.name.startswith("L['sizes'][")})
+                )
+
+            return torch._dynamo.optimize(
+                backend, nopython=True, guard_export_fn=guard_export_fn
+            )(gm)
+
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9, 12, 6, 20]),
+            count=[1, 0],
+            compiler_fn=compiler_fn,
+        )
+        self.assertEqual(len(graphs), 2)
+        self.assertEqual(guarded[0], [])
+        self.assertNotEqual(guarded[1], [])
+
+        def symint_placeholders(gm_):
+            return [
+                n.name
+                for n in gm_.graph.nodes
+                if n.op == "placeholder"
+                and isinstance(n.meta.get("example_value"), torch.SymInt)
+            ]
+
+        self.assertEqual(symint_placeholders(graphs[0]), [])
+        self.assertNotEqual(symint_placeholders(graphs[1]), [])
+
+    def test_dynamic_first_capture_plain_compiler_fn_gets_the_capture_graph_once(
+        self,
+    ):
+        # a compiler_fn that is not torch.compile with automatic dynamic is
+        # called once per capture, with the capture's graph, which reads its
+        # sizes from the sizes input
+        graphs = []
+
+        def compiler_fn(gm):
+            graphs.append(gm)
+            return gm
+
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9, 12]),
+            count=[1, 0],
+            compiler_fn=compiler_fn,
+        )
+        self.assertEqual(len(graphs), 1)
+        self.assertIn("sizes[", graphs[0].code)
 
     def test_dynamic_graph_inputs_new_batch_sizes_reuse_capture_and_graph(self):
         # with its graph's inputs dynamic from the first compile too: one
@@ -4571,30 +4633,68 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             make_compiler_fn(backend="aot_eager"),
         )
 
-    def test_functional_subclass_reading_a_grad_size_as_an_int_is_a_clear_error(self):
-        # A subclass whose constructor reads a size as a Python int cannot be
-        # built from the capture's dummies: the error names it, instead of a
-        # data-dependent guard inside its __init__.
+    @staticmethod
+    def _size_reading_two_tensor(reads_an_int):
         from torch.testing._internal.two_tensor import TwoTensor
 
-        class RowCountingTwoTensor(TwoTensor):
+        class SizeReadingTwoTensor(TwoTensor):
+            # its constructor checks its inner shape against its outer one,
+            # and maybe keeps its row count as a Python int
             def __init__(self, a, b, outer_size=None, outer_stride=None):
                 super().__init__(a, b)
-                self.rows = int(a.shape[0]) if a.dim() > 0 else 0
+                if a.shape != self.shape:
+                    raise ValueError(f"inner {a.shape} is not outer {self.shape}")
+                if reads_an_int:
+                    self.rows = int(a.shape[0]) if a.dim() > 0 else 0
 
             @staticmethod
             def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
-                return RowCountingTwoTensor(
+                return SizeReadingTwoTensor(
                     inner["a"], inner["b"], outer_size, outer_stride
                 )
 
-        x = RowCountingTwoTensor(torch.randn(4, 3), torch.randn(4, 3)).requires_grad_()
-        compiled = torch.compile(lambda x: (x.sin() * 2).sum(), backend="aot_eager")
-        with self.assertRaisesRegex(
-            compiled_autograd.CompiledAutogradSubclassSizeError,
-            r"building a \w*TwoTensor grad at capture read one of its sizes as a value",
-        ):
-            self._captured_graphs(lambda: compiled(x).backward())
+        return SizeReadingTwoTensor
+
+    def _size_reading_subclass_over_batches(self, reads_an_int, batches):
+        # a compiled forward (aot_eager) whose input and parameter are
+        # subclasses with size-reading constructors; grads equal eager's
+        cls = self._size_reading_two_tensor(reads_an_int)
+        torch.manual_seed(0)
+        w = cls(torch.randn(3, 2), torch.randn(3, 2)).requires_grad_()
+        compiled = torch.compile(lambda x, w: (x @ w).sin().sum(), backend="aot_eager")
+        for batch in batches:
+            x = cls(torch.randn(batch, 3), torch.randn(batch, 3)).requires_grad_()
+            want = torch.autograd.grad(compiled(x, w), [x, w])
+            with compiled_autograd._enable(make_compiler_fn(backend="aot_eager")):
+                compiled(x, w).backward()
+            for got, expected in zip([x.grad, w.grad], want):
+                self.assertIsInstance(got, cls)
+                self.assertEqual(got.a, expected.a)
+                self.assertEqual(got.b, expected.b)
+            if reads_an_int:
+                self.assertEqual(x.grad.rows, batch)
+            w.grad = None
+        return counters["compiled_autograd"]["captures"]
+
+    def test_functional_subclass_checking_its_inner_shape_at_construction(self):
+        # The grads' inner tensors are built from the capture's dummies: a
+        # size the AOT graph has as a number stays that number, and one it has
+        # as a SymInt input is the collected size bound to it, which the
+        # epilogue also makes the outer size.  The constructor's check holds
+        # without reading a value; the compiled forward's own recompile at the
+        # first new batch size (a new region) is the only recapture.
+        self.assertEqual(
+            self._size_reading_subclass_over_batches(False, [5, 5, 7, 9, 11, 7]), 2
+        )
+
+    def test_functional_subclass_reading_a_grad_size_as_an_int(self):
+        # Reading a grad's row count as an int guards on a collected size: the
+        # capture records the guard (size_guard), and a new row count
+        # recaptures instead of reusing a graph built for another one.
+        # Before, building the grad failed at capture (an unbacked dummy size).
+        self.assertEqual(
+            self._size_reading_subclass_over_batches(True, [5, 5, 7, 9, 7]), 3
+        )
 
     def test_functional_nested_two_tensor(self):
         from torch.testing._internal.two_tensor import TwoTensor

@@ -1,5 +1,6 @@
 # mypy: allow-untyped-defs
 import contextlib
+import copy
 import functools
 import operator
 import sys
@@ -281,6 +282,27 @@ class _SizeGuard:
         return f"_SizeGuard({' & '.join(map(str, self.predicates))})"
 
 
+class _FirstSizesFirst:
+    """A dynamic capture's compiled graph (see
+    AutogradCompilerInstance.specialize_first_compile): ``specialized`` for
+    the sizes of the capture, ``generic`` for any others."""
+
+    def __init__(self, specialized, generic, sizes: Tuple[int, ...], seed) -> None:
+        self.specialized = specialized
+        self.generic = generic
+        self.sizes = sizes
+        self.seed = seed
+
+    def __call__(self, inputs, sizes, scalars, hooks):
+        if tuple(sizes) == self.sizes:  # C++ passes a tuple: no copy
+            # the specialized graph reads no size: Dynamo need not see them
+            return self.specialized(inputs, (), scalars, hooks)
+        if self.seed is not None:
+            self.seed()
+            self.seed = None
+        return self.generic(inputs, sizes, scalars, hooks)
+
+
 class AutogradCompilerInstance:
     def __init__(self, compiler_fn, dynamic: bool = False) -> None:
         self.compiler_fn = compiler_fn
@@ -321,6 +343,10 @@ class AutogradCompilerInstance:
         self.size_guard: Optional[_SizeGuard] = None
         # rank of each graph input, None for a Parameter (static for Dynamo)
         self.input_ranks: List[Optional[int]] = []
+        # a dynamic capture's sizes, scalars and input shapes as collected:
+        # the first compile specializes them (see specialize_first_compile)
+        self.first_sizes: List[int] = []
+        self.first_frame: List[Tuple[str, Any]] = []
 
     def wrap_fake(self, x, source):
         assert isinstance(x, torch.Tensor)
@@ -351,6 +377,9 @@ class AutogradCompilerInstance:
         self.input_ranks = [
             None if isinstance(x, torch.nn.Parameter) else x.dim() for x in inputs
         ]
+        if self.dynamic:
+            self.first_sizes = list(sizes)
+            self.first_frame = self.frame_state_entries(inputs, sizes, scalars)
         # tensor inputs to fake tensors
         inputs = [
             self.wrap_fake(x, self.source("inputs", idx))
@@ -490,6 +519,112 @@ class AutogradCompilerInstance:
                     scalar=auto_dynamic, size=auto_dynamic, stride=auto_unset
                 )
 
+    def frame_state_entries(self, inputs, sizes, scalars) -> List[Tuple[str, Any]]:
+        """What Dynamo's automatic dynamic records of a call of the graph with
+        these (real) inputs: each size and int scalar, and the shape of each
+        non-Parameter strided input Tensor, by its source name."""
+        entries: List[Tuple[str, Any]] = [
+            (self.source("sizes", idx).name(), val) for idx, val in enumerate(sizes)
+        ]
+        entries.extend(
+            (self.source("scalars", idx).name(), val)
+            for idx, val in enumerate(scalars)
+            if type(val) is int
+        )
+        for idx, x in enumerate(inputs):
+            if (
+                isinstance(x, torch.nn.Parameter)
+                or x.layout != torch.strided
+                or x.is_nested
+            ):
+                continue
+            entries.append((self.source("inputs", idx).name(), (x.size(), x.stride())))
+        return entries
+
+    def specialize_first_compile(self, graph: GraphModule, compiled_fn):
+        """[compiled autograd] The first compile of a dynamic capture's graph.
+
+        Dynamo compiles a graph static first (automatic dynamic), and a
+        dynamic capture's graph reads each of its sizes from ``sizes``: Dynamo
+        then wraps and guards every one of them (hundreds for a transformer)
+        where a static capture had them as constants.  So when the compiler is
+        ``torch.compile`` with automatic dynamic, the first compile gets a copy
+        of the graph with the sizes of the capture as constants, and is only
+        called with exactly those sizes (one list compare per call).  The
+        first call with other sizes compiles the capture's own graph with the
+        same Dynamo context, after telling Dynamo's automatic dynamic what the
+        first call saw, so that what changed compiles dynamic at once: the
+        counts are those of Dynamo recompiling one graph (two compiles, the
+        second dynamic), and the capture is not repeated.  Any other compiler
+        (a ``dynamic=True`` compile, a plain function) gets the graph as is.
+        """
+        from torch._dynamo.eval_frame import DisableContext, OptimizedModule
+
+        config = torch._dynamo.config
+        if not (
+            self.first_sizes
+            and isinstance(compiled_fn, OptimizedModule)
+            and compiled_fn._orig_mod is graph
+            and not isinstance(compiled_fn.dynamo_ctx, DisableContext)
+            and getattr(compiled_fn.dynamo_ctx, "_dynamic", True) is None
+            and config.automatic_dynamic_shapes
+            and config.assume_static_by_default
+        ):
+            return compiled_fn
+        specialized = self.graph_with_sizes_as_constants(graph, self.first_sizes)
+        if specialized is None:
+            return compiled_fn
+        code = type(graph).forward.__code__
+        first_frame = self.first_frame
+
+        def seed():
+            from torch._dynamo.pgo import CodeId, FrameStateSizeEntry, get_code_state
+
+            state = get_code_state()[CodeId.make(code)]
+            for name, val in first_frame:
+                entry = (
+                    FrameStateSizeEntry.make_scalar(val)
+                    if isinstance(val, int)
+                    else FrameStateSizeEntry.make_tensor(tuple(val[0]), tuple(val[1]))
+                )
+                state.automatic_dynamic[name] |= entry
+
+        return _FirstSizesFirst(
+            OptimizedModule(specialized, compiled_fn.dynamo_ctx),
+            compiled_fn,
+            tuple(self.first_sizes),
+            seed,
+        )
+
+    @staticmethod
+    def graph_with_sizes_as_constants(
+        graph: GraphModule, sizes: List[int]
+    ) -> Optional[GraphModule]:
+        """A copy of ``graph`` in which each ``sizes[i]`` is the int
+        ``sizes[i]``; None if the graph uses ``sizes`` otherwise."""
+        placeholder = next(
+            n
+            for n in graph.graph.nodes
+            if n.op == "placeholder" and n.target == "sizes"
+        )
+        constants: Dict[torch.fx.Node, Any] = {}
+        for user in placeholder.users:
+            if not (
+                user.op == "call_function"
+                and user.target is operator.getitem
+                and isinstance(user.args[1], int)
+            ):
+                return None
+            constants[user] = sizes[user.args[1]]
+        new = torch.fx.Graph(tracer_cls=graph.graph._tracer_cls)
+        out = new.graph_copy(graph.graph, constants, return_output_node=True)
+        assert out is not None
+        new.output(out[0], out[1].type)
+        new._codegen = copy.deepcopy(graph.graph._codegen)
+        specialized = GraphModule(graph, new, "CompiledAutograd")
+        specialized.meta.update(graph.meta)
+        return specialized
+
     # [functional autograd] Dummies.  The fakes handed from one proxied call to
     # the next are not computed, so their metadata means nothing; with
     # compiled_autograd_poison_dummies their sizes are unbacked size-like
@@ -559,12 +694,14 @@ class AutogradCompilerInstance:
     def _dummy_like_aot(self, v, memo: Dict[Any, Any]):
         """A dummy for a value of an AOT backward graph (``node.meta["val"]``,
         from AOT's shape env): its dtype, device, layout and rank are kept,
-        and its sizes are renamed: each distinct size of the AOT graph (a
-        symbol, an expression or a number; ``memo``) becomes one fresh
-        unbacked symbol, so values AOT knew to be the same size still are
-        (a subclass's inner tensors, see aot_backward_epilogue_op) without
-        telling the capture what the size is.  NotImplemented where there is
-        no dummy for it."""
+        and its sizes are renamed (``memo``): a number stays that number; a
+        symbol that is one of the AOT graph's SymInt inputs is the value the
+        capture binds to it (_aot_symint_memo); every other distinct size (a
+        symbol or an expression) becomes one fresh unbacked symbol.  So
+        values AOT knew to be the same size still are (a subclass's inner
+        tensors, see aot_backward_epilogue_op) without telling the capture
+        more than the AOT graph does.  NotImplemented where there is no
+        dummy for it."""
         if isinstance(v, torch.Tensor):
             if v.layout != torch.strided or type(v) is not torch._subclasses.FakeTensor:
                 return NotImplemented
@@ -596,8 +733,33 @@ class AutogradCompilerInstance:
                 make_contiguous_strides_for(size),
             )
 
+    @staticmethod
+    def _aot_symint_memo(bw_module: GraphModule, symints: List[Any]) -> Dict[Any, Any]:
+        """The renaming (see _dummy_like_aot) of each symbol of the AOT graph
+        that is one of its SymInt inputs: the value the capture binds to that
+        input (a collected size), so that a size of a dummy that AOT knew to
+        be that input is that size.  A subclass's constructor then finds its
+        inner sizes equal to its outer ones, which the epilogue computes from
+        those inputs; and a read of such a size is a guard on a collected
+        size, which the capture records (size_guard) like any other."""
+        import sympy
+
+        memo: Dict[Any, Any] = {}
+        nodes = bw_module.graph.find_nodes(op="placeholder")[: len(symints)]
+        for node, value in zip(nodes, symints):
+            aot = node.meta.get("val")
+            if isinstance(aot, torch.SymInt) and isinstance(
+                aot.node.expr, sympy.Symbol
+            ):
+                memo.setdefault(aot.node.expr, value)
+        return memo
+
     def _renamed_size(self, s, memo: Dict[Any, Any]):
-        key = s.node.expr if isinstance(s, torch.SymInt) else int(s)
+        if not isinstance(s, torch.SymInt) or s.node.expr.is_number:
+            # a size the AOT graph has as a number is one every run of that
+            # graph has (its region was compiled for it): not a dummy's
+            return int(s)
+        key = s.node.expr
         if key not in memo:
             with self.shape_env.ignore_fresh_unbacked_symbols():
                 memo[key] = self.shape_env.create_unbacked_symint()
@@ -772,7 +934,7 @@ class AutogradCompilerInstance:
         if backward_state_idx is not None:
             placeholders = placeholders[:-1]  # the BackwardState, bound below
         with disable_proxy_modes_tracing():
-            memo: Dict[Any, Any] = {}
+            memo = self._aot_symint_memo(bw_module, symints)
             args = [self._dummy_like_aot(n.meta.get("val"), memo) for n in placeholders]
             if any(a is NotImplemented or a is None for a in args):
                 # no dummy for some input: run the prologue on the fakes
@@ -1240,7 +1402,13 @@ class AutogradCompilerInstance:
             finally:
                 in_compiled_autograd_region = False
 
-        return runtime_wrapper, self.compiler_fn(graph)
+        compiled_fn = self.compiler_fn(graph)
+        if (
+            self.dynamic
+            and not torch._dynamo.config.compiled_autograd_dynamic_graph_inputs
+        ):
+            compiled_fn = self.specialize_first_compile(graph, compiled_fn)
+        return runtime_wrapper, compiled_fn
 
     @staticmethod
     def get_all_nodes(args):

@@ -526,9 +526,11 @@ compiled_autograd_dynamic_first_capture = True
 # the size inputs and the dims of its input Tensors dynamic from the first
 # compile (Dynamo's automatic-dynamic state is seeded for them), so that a new
 # size does not recompile it either.  Off by default: a first compile with
-# every size symbolic costs 2-5x a static one (bench.py sizes); off, Dynamo
-# compiles the graph static and recompiles it once, dynamic, at the first new
-# size.
+# every size symbolic costs 2-5x a static one (bench.py sizes).  Off, with
+# torch.compile (automatic dynamic) as the compiler, the first compile gets a
+# copy of the graph with the capture's sizes as constants, used for those sizes
+# only, and the first new size compiles the graph itself, with what changed
+# dynamic; any other compiler gets the graph as is.
 compiled_autograd_dynamic_graph_inputs = False
 
 # Enables use of collectives *during* compilation to synchronize behavior
