@@ -282,6 +282,14 @@ class _SizeGuard:
         return f"_SizeGuard({' & '.join(map(str, self.predicates))})"
 
 
+def _automatic_dynamic_state(graph: GraphModule) -> Dict[str, Any]:
+    """Dynamo's automatic-dynamic state (pgo) for ``graph``'s forward code:
+    what Dynamo has seen of each of its inputs, by source name."""
+    from torch._dynamo.pgo import CodeId, get_code_state
+
+    return get_code_state()[CodeId.make(type(graph).forward.__code__)].automatic_dynamic
+
+
 class _FirstSizesFirst:
     """A dynamic capture's compiled graph (see
     AutogradCompilerInstance.specialize_first_compile): ``specialized`` for
@@ -345,7 +353,7 @@ class AutogradCompilerInstance:
         self.input_ranks: List[Optional[int]] = []
         # a dynamic capture's sizes, scalars and input shapes as collected:
         # the first compile specializes them (see specialize_first_compile)
-        self.first_sizes: List[int] = []
+        self.first_sizes: Tuple[int, ...] = ()
         self.first_frame: List[Tuple[str, Any]] = []
 
     def wrap_fake(self, x, source):
@@ -378,7 +386,7 @@ class AutogradCompilerInstance:
             None if isinstance(x, torch.nn.Parameter) else x.dim() for x in inputs
         ]
         if self.dynamic:
-            self.first_sizes = list(sizes)
+            self.first_sizes = tuple(sizes)
             self.first_frame = self.frame_state_entries(inputs, sizes, scalars)
         # tensor inputs to fake tensors
         inputs = [
@@ -494,28 +502,18 @@ class AutogradCompilerInstance:
         # custom Function's backward) is still specialized and guarded by
         # Dynamo, and a new value recompiles.  Nothing is set on the Tensors
         # themselves (they are the user's).
-        from torch._dynamo.pgo import (
-            auto_dynamic,
-            auto_unset,
-            CodeId,
-            FrameStateSizeEntry,
-            get_code_state,
-        )
+        from torch._dynamo.pgo import auto_dynamic, auto_unset, FrameStateSizeEntry
 
         if not torch._dynamo.config.automatic_dynamic_shapes:
             return
-        state = get_code_state()[CodeId.make(type(graph).forward.__code__)]
+        state = _automatic_dynamic_state(graph)
         for idx in range(num_sizes):
-            state.automatic_dynamic[
-                self.source("sizes", idx).name()
-            ] = FrameStateSizeEntry(
+            state[self.source("sizes", idx).name()] = FrameStateSizeEntry(
                 scalar=auto_dynamic, size=auto_dynamic, stride=auto_dynamic
             )
         for idx, rank in enumerate(self.input_ranks):
             if rank:
-                state.automatic_dynamic[
-                    self.source("inputs", idx).name()
-                ] = FrameStateSizeEntry(
+                state[self.source("inputs", idx).name()] = FrameStateSizeEntry(
                     scalar=auto_dynamic, size=auto_dynamic, stride=auto_unset
                 )
 
@@ -550,7 +548,7 @@ class AutogradCompilerInstance:
         where a static capture had them as constants.  So when the compiler is
         ``torch.compile`` with automatic dynamic, the first compile gets a copy
         of the graph with the sizes of the capture as constants, and is only
-        called with exactly those sizes (one list compare per call).  The
+        called with exactly those sizes (one tuple compare per call).  The
         first call with other sizes compiles the capture's own graph with the
         same Dynamo context, after telling Dynamo's automatic dynamic what the
         first call saw, so that what changed compiles dynamic at once: the
@@ -574,31 +572,30 @@ class AutogradCompilerInstance:
         specialized = self.graph_with_sizes_as_constants(graph, self.first_sizes)
         if specialized is None:
             return compiled_fn
-        code = type(graph).forward.__code__
         first_frame = self.first_frame
 
         def seed():
-            from torch._dynamo.pgo import CodeId, FrameStateSizeEntry, get_code_state
+            from torch._dynamo.pgo import FrameStateSizeEntry
 
-            state = get_code_state()[CodeId.make(code)]
+            state = _automatic_dynamic_state(graph)
             for name, val in first_frame:
                 entry = (
                     FrameStateSizeEntry.make_scalar(val)
                     if isinstance(val, int)
                     else FrameStateSizeEntry.make_tensor(tuple(val[0]), tuple(val[1]))
                 )
-                state.automatic_dynamic[name] |= entry
+                state[name] |= entry
 
         return _FirstSizesFirst(
             OptimizedModule(specialized, compiled_fn.dynamo_ctx),
             compiled_fn,
-            tuple(self.first_sizes),
+            self.first_sizes,
             seed,
         )
 
     @staticmethod
     def graph_with_sizes_as_constants(
-        graph: GraphModule, sizes: List[int]
+        graph: GraphModule, sizes: Tuple[int, ...]
     ) -> Optional[GraphModule]:
         """A copy of ``graph`` in which each ``sizes[i]`` is the int
         ``sizes[i]``; None if the graph uses ``sizes`` otherwise."""
