@@ -4133,12 +4133,61 @@ torch::Tensor mean_rows(const torch::Tensor& x) {
         loss().backward()
         self.assertEqual(a.grad, a.cos() / 5)
         self.assertEqual(b.grad, b.cos() / 7)
-        with self.assertRaisesRegex(
-            compiled_autograd.CompiledAutogradDummySizeError,
-            r"MeanRowsBackward \(NodeCall [0-9]+\) read a size of a grad "
-            r"\(aten.sym_size.int\) while traced inline",
-        ):
-            self._captured_graphs(lambda: loss().backward())
+        # (strict capture refuses the node earlier, at its first op on a dummy)
+        with config.patch(compiled_autograd_strict_dummies=False):
+            with self.assertRaisesRegex(
+                compiled_autograd.CompiledAutogradDummySizeError,
+                r"MeanRowsBackward \(NodeCall [0-9]+\) read a size of a grad "
+                r"\(aten.sym_size.int\) while traced inline",
+            ):
+                self._captured_graphs(lambda: loss().backward())
+
+    @scoped_load_inline
+    def test_capture_that_raises_leaves_no_node_meta_behind(self, load_inline):
+        # A capture that raises from Python code a C++ node called (here:
+        # strict capture refusing a C++ node that computes on a dummy grad)
+        # still closes its compiler, so the node metadata it set does not
+        # label the nodes of what is traced after it.
+        cpp_source = """
+#include <torch/csrc/autograd/functions/utils.h>
+struct TwiceBackward : public torch::autograd::Node {
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    return {grads[0] * 2};
+  }
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) override {}
+  torch::autograd::variable_list apply_with_saved(
+      const torch::autograd::variable_list& inputs,
+      torch::dynamo::autograd::SwapSavedVariables& saved) override {
+    return apply(torch::autograd::variable_list(inputs));
+  }
+};
+torch::Tensor twice(const torch::Tensor& x) {
+  auto out = x.detach().clone();
+  auto node = std::shared_ptr<TwiceBackward>(
+      new TwiceBackward(), torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(out, node);
+  return out;
+}
+"""
+        module = load_inline(
+            name="test_capture_that_raises_leaves_no_node_meta_behind",
+            cpp_sources=cpp_source,
+            functions=["twice"],
+            verbose=True,
+        )
+        x = torch.randn(4, 3, requires_grad=True)
+        with config.patch(compiled_autograd_strict_dummies=True):
+            with self.assertRaisesRegex(
+                compiled_autograd.CompiledAutogradStrictError, "TwiceBackward"
+            ):
+                self._captured_graphs(lambda: module.twice(x.sin()).sum().backward())
+        self.assertFalse(torch.fx.traceback.has_preserved_node_meta())
+        self.assertEqual(torch.fx.traceback.current_meta, {})
+        (graph,) = self._captured_graphs(lambda: (x * 3).sum().backward())
+        traces = [n.meta.get("stack_trace") or "" for n in graph.graph.nodes]
+        self.assertFalse([t for t in traces if "TwiceBackward" in t], traces)
+        self.assertEqual(x.grad, torch.full_like(x, 3))
 
     def test_reset_returns_to_a_fresh_state(self):
         # reset() drops the cached captures and the counters: the same
@@ -4407,9 +4456,11 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
                 self.assertEqual(x.grad, x.cos() * rows)
                 yield x.grad
 
-        self.check_output_and_recompiles(
-            fn, count=[3, 3], compiler_fn=make_compiler_fn(backend="aot_eager")
-        )
+        # the node computes on its dummy grad, which strict capture refuses
+        with config.patch(compiled_autograd_strict_dummies=False):
+            self.check_output_and_recompiles(
+                fn, count=[3, 3], compiler_fn=make_compiler_fn(backend="aot_eager")
+            )
 
     def test_functional_strict_capture_of_an_mlp_is_clean(self):
         model = torch.nn.Sequential(

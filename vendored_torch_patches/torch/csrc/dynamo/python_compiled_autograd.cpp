@@ -1117,15 +1117,23 @@ struct ClosingTHPObjectPtr : public THPObjectPtr {
   ClosingTHPObjectPtr& operator=(const ClosingTHPObjectPtr&) = delete;
   ClosingTHPObjectPtr& operator=(ClosingTHPObjectPtr&&) = default;
   ~ClosingTHPObjectPtr() {
-    if (PyErr_Occurred()) {
-      // do nothing, do not attempt to close
-      return;
-    }
+    // Close the compiler also while an error is on its way out of the
+    // capture (a Python error is then still set): close() exits the
+    // contexts begin_capture entered, among them preserve_node_meta, whose
+    // globals would otherwise outlive the capture and mislabel every FX
+    // node traced after it.  The pending error is kept as it was.
+    PyObject* type = nullptr;
+    PyObject* value = nullptr;
+    PyObject* traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
     static PyObject* method_name = PyUnicode_InternFromString("close");
-    if (PyObject_CallMethodObjArgs(get(), method_name, nullptr) == nullptr) {
+    PyObject* result = PyObject_CallMethodObjArgs(get(), method_name, nullptr);
+    if (result == nullptr) {
       PyErr_WriteUnraisable(get());
       PyErr_Clear();
     }
+    Py_XDECREF(result);
+    PyErr_Restore(type, value, traceback);
   }
 };
 
