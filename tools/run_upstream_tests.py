@@ -635,7 +635,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = mode_of(args)
     from tools.lib.stack import Stack
 
-    changes = up.load_changes(args.expectations, Stack.load(paths.DEFAULT_STACK_DIR, need_manifest=False).names)
+    # --stack may be a prefix of the stack (check_prefixes.py): the later patches' changes are not in its tree
+    applied = Stack.load(args.stack.resolve(), need_manifest=False).names if args.stack else None
+    changes = up.load_changes(args.expectations, Stack.load(paths.DEFAULT_STACK_DIR, need_manifest=False).names, applied)
     if args.baseline:
         changes = []  # stock torch with the pin's tests: the stack's recorded changes do not apply
     started = up.now_iso()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -276,6 +277,30 @@ def test_changes_file_is_validated(tmp_path, entries, message):
     (tmp_path / "changes.json").write_text(json.dumps(entries))
     with pytest.raises(ui.UserError, match=message):
         up.load_changes(tmp_path, ["0001-a.patch"])
+
+
+def test_a_prefix_of_the_stack_expects_only_its_own_patches_changes(tmp_path):
+    entries = [{"test": f"A::t{i}", "file": TCA, "outcome": "passed", "reason": "r", "patch": p}
+               for i, p in enumerate(["0001-a.patch", "0002-b.patch", "0001-a.patch"])]
+    (tmp_path / "changes.json").write_text(json.dumps(entries))
+    series = ["0001-a.patch", "0002-b.patch"]
+    assert len(up.load_changes(tmp_path, series)) == 3
+    assert [c.test for c in up.load_changes(tmp_path, series, applied=series[:1])] == ["A::t0", "A::t2"]
+
+
+def test_every_new_test_is_recorded_with_the_patch_that_adds_it():
+    # check_prefixes.py expects at a prefix only its own patches' changes: a new test recorded
+    # under another patch would be expected where it does not exist yet, or not where it does
+    patches = {p.name: p.read_text() for p in (REPO_ROOT / "patches").glob("*.patch")}
+    added = {name: set(re.findall(r"^\+\s+def (test_\w+)\(", text, re.M)) for name, text in patches.items()}
+    wrong = []
+    for c in up.load_changes(up.EXPECTATIONS_DIR, list(patches)):
+        test = c.test.split("::")[-1]  # a parametrized test is its def's name plus "_<params>"
+        # the first patch whose diff adds the def (a later one may show it as re-added: diff alignment)
+        adder = next((p for p in sorted(added) if any(test == d or test.startswith(d + "_") for d in added[p])), None)
+        if c.reason.startswith("new test") and adder != c.patch:
+            wrong.append(f"{c.test}: recorded under {c.patch}, added by {adder}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_committed_expectations_are_valid_and_measured():

@@ -398,8 +398,9 @@ def load_baseline(exp_dir: Path, file: str) -> Baseline | None:
     return Baseline(file, dict(tests), data.get("measured", {}))
 
 
-def load_changes(exp_dir: Path, series: Sequence[str] | None = None) -> list[Change]:
-    """``changes.json``: what the stack intends to change, each with reason and patch."""
+def load_changes(exp_dir: Path, series: Sequence[str] | None = None, applied: Sequence[str] | None = None) -> list[Change]:
+    """``changes.json``: what the stack intends to change, each with reason and patch; with ``applied``
+    (the patches of the tree under test, a prefix of ``series``), only those patches' changes."""
     path = exp_dir / CHANGES_FILE
     if not path.is_file():
         return []
@@ -426,7 +427,8 @@ def load_changes(exp_dir: Path, series: Sequence[str] | None = None) -> list[Cha
         if (ch.file, ch.test) in seen:
             raise ui.UserError(f"{where}: {ch.file}::{ch.test} is recorded twice")
         seen.add((ch.file, ch.test))
-        changes.append(ch)
+        if applied is None or ch.patch in applied:
+            changes.append(ch)
     return changes
 
 
