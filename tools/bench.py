@@ -220,6 +220,19 @@ INSTRUCTION_MODES = {"instructions-capture": "capture", "instructions-aot_eager"
 
 
 PAIRED_MODES = {"capture": 20, "steady": 40}  # mode -> sample pairs per rep
+# stock torch==2.7.0, the peer: a third venv in `ca` and `report` where it exists
+# (tools/requirements/torch27-venv.txt says how to make it)
+PEER = "torch27"
+PEER_LABEL = "2.7"
+
+
+def peer_available() -> bool:
+    return (paths.cache_dir() / "venvs" / PEER / "bin" / "python").exists()
+
+
+def pairs_key(base: str) -> str:
+    """Where the per-pair overlay/``base`` ratios of a paired mode are kept in the samples."""
+    return "pairs" if base == "stock" else f"pairs-{base}"
 SETTLE_S = 0.02  # idle gap before each sample: the other worker's OpenMP threads stop spinning
 
 
@@ -244,8 +257,8 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
            # Inductor compiles in this process (a worker pool's work would not be counted),
            # with no AVX-512 in its kernels, which run under valgrind
            "TORCHINDUCTOR_COMPILE_THREADS": "1", "CXX": str(callgrind.ensure_cxx_wrapper(cache))}
-    if kind == "stock":
-        venv = paths.cache_dir() / "venvs" / "stock"
+    if kind in ("stock", PEER):
+        venv = paths.cache_dir() / "venvs" / kind
     else:
         overlay = paths.cache_dir() / "overlay"
         venv = overlay / "venv"
@@ -373,12 +386,12 @@ def _in_turns(sides: dict[str, tuple[str, dict[str, str]]], workload: str, mode:
     return ready, times, finals, {}
 
 
-def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[str, dict[str, str]]
-                   ) -> tuple[dict[str, dict], list[float]]:
-    """Both workers set up one after the other (``first`` first), then sampled in turns
-    (``_in_turns``): per venv the summary a one-shot worker gives, plus the overlay/stock
-    ratio of each pair."""
-    order = (first, "overlay" if first == "stock" else "stock")
+def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[str, dict[str, str]],
+                   base: str = "stock") -> tuple[dict[str, dict], list[float]]:
+    """The overlay's and ``base``'s (stock, or the peer) workers set up one after the other
+    (``first`` first), then sampled in turns (``_in_turns``): per venv the summary a one-shot
+    worker gives, plus the overlay/``base`` ratio of each pair."""
+    order = (first, "overlay" if first == base else base)
     ready, times, finals, errors = _in_turns({k: (k, envs[k]) for k in order}, workload, mode, pairs)
     if errors:  # nothing to pair with: the caller samples the other alone
         return {k: {"error": e} for k, e in errors.items()}, []
@@ -388,14 +401,17 @@ def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[
         summary.update(seconds=statistics.median(times[kind]), samples=times[kind],
                        peak_rss_mb=finals[kind].get("peak_rss_mb", 0))
         summaries[kind] = summary
-    return summaries, [o / s for s, o in zip(times["stock"], times["overlay"])]
+    return summaries, [o / s for s, o in zip(times[base], times["overlay"])]
 
 
-def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path, jobs: int = 1) -> dict:
-    """Stock vs overlay, interleaved in one run (A B B A ...): the samples per (workload, mode, venv).
+def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path, jobs: int = 1,
+             peer: bool = False) -> dict:
+    """Stock vs overlay (and the peer, stock 2.7, with ``peer``), interleaved in one run
+    (A B B A ...): the samples per (workload, mode, venv).
 
-    ``capture`` and ``steady`` are sampled in pairs (``_paired_sample``); their per-pair
-    ratios are kept under (workload, mode, "pairs")."""
+    ``capture`` and ``steady`` are sampled in pairs (``_paired_sample``): the overlay with
+    stock, and with the peer; their per-pair ratios are kept under (workload, mode,
+    ``pairs_key(base)``)."""
     from tools.lib.bench_workloads import WORKLOADS
     from tools.lib.overlay.venv import ensure_venv
 
@@ -406,12 +422,16 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
     samples: dict[tuple[str, str, str], list[dict]] = {}
+    kinds_all = ("stock", "overlay", PEER) if peer else ("stock", "overlay")
+    bases = ("stock", PEER) if peer else ("stock",)
     instruction_modes = [m for m in modes if m in INSTRUCTION_MODES]
-    total = (reps * (len(modes) - len(instruction_modes)) + len(instruction_modes)) * len(workloads) * 2
+    paired = [m for m in modes if m in PAIRED_MODES]
+    total = (reps * (len(modes) - len(instruction_modes)) + len(instruction_modes)) * len(workloads) * len(kinds_all)
+    total += reps * len(paired) * len(workloads) * (len(bases) - 1)  # the overlay once more per extra base
     progress = ui.Progress(total, "ca benchmark")
     # instruction counts first, `jobs` at a time: a count does not depend on the load
     # (the timed samples after them run one at a time)
-    tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in ("stock", "overlay")]
+    tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in kinds_all]
     if tasks:
         from tools.lib import callgrind
 
@@ -429,16 +449,18 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
             for mode in modes:
                 if mode in INSTRUCTION_MODES:
                     continue  # counted above
-                kinds = ("stock", "overlay") if rep % 2 == 0 else ("overlay", "stock")
-                envs = {kind: _worker_env(kind, rep, out_dir) for kind in kinds}
+                kinds = kinds_all[rep % len(kinds_all):] + kinds_all[:rep % len(kinds_all)]  # each goes first in turn
+                envs = {kind: _worker_env(kind, rep, out_dir) for kind in kinds_all}
                 if mode in PAIRED_MODES:
-                    summaries, ratios = _paired_sample(w, mode, PAIRED_MODES[mode], kinds[0], envs)
-                    for kind in kinds:
-                        if kind not in summaries:  # the other one failed: sampled on its own
-                            summaries[kind] = _ca_sample(kind, w, mode, envs[kind])
-                        samples.setdefault((w, mode, kind), []).append(summaries[kind])
-                        progress.advance(f"{w} {mode} {kind}" + (f" ({len(ratios)} paired samples)" if ratios else ""))
-                    samples.setdefault((w, mode, "pairs"), []).extend({"seconds": r} for r in ratios)
+                    for base in bases:
+                        pair = ("overlay", base) if rep % 2 else (base, "overlay")
+                        summaries, ratios = _paired_sample(w, mode, PAIRED_MODES[mode], pair[0], envs, base)
+                        for kind in pair:
+                            if kind not in summaries:  # the other one failed: sampled on its own
+                                summaries[kind] = _ca_sample(kind, w, mode, envs[kind])
+                            samples.setdefault((w, mode, kind), []).append(summaries[kind])
+                            progress.advance(f"{w} {mode} {kind}" + (f" ({len(ratios)} paired samples)" if ratios else ""))
+                        samples.setdefault((w, mode, pairs_key(base)), []).extend({"seconds": r} for r in ratios)
                     continue
                 for kind in kinds:
                     samples.setdefault((w, mode, kind), []).append(_ca_sample(kind, w, mode, envs[kind]))
@@ -571,14 +593,14 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
     return "\n".join(lines)
 
 
-def ratio_of(samples, workload: str, mode: str, key: str) -> tuple[float, str] | None:
-    """overlay/stock for one metric: the median of the per-pair ratios where the metric was
+def ratio_of(samples, workload: str, mode: str, key: str, base: str = "stock") -> tuple[float, str] | None:
+    """overlay/``base`` for one metric: the median of the per-pair ratios where the metric was
     sampled in pairs (with their count and IQR), else the ratio of the medians (no note)."""
-    pairs = [x["seconds"] for x in samples.get((workload, mode, "pairs"), [])] if key == "seconds" else []
+    pairs = [x["seconds"] for x in samples.get((workload, mode, pairs_key(base)), [])] if key == "seconds" else []
     if pairs:
         q = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else [pairs[0]] * 3
         return statistics.median(pairs), f"{len(pairs)} pairs, IQR {q[0]:.2f}-{q[2]:.2f}"
-    s, _ = _cell(samples, workload, mode, "stock", key)
+    s, _ = _cell(samples, workload, mode, base, key)
     o, _ = _cell(samples, workload, mode, "overlay", key)
     if s is None or o is None or not s:
         return None
@@ -617,31 +639,41 @@ def _ratio_digits(key: str) -> int:
 
 
 def render_ca_table(samples, workloads, modes, reps, out_dir: Path) -> str:
-    lines = ["| workload | metric | stock median | overlay median | ratio | spread stock / overlay (min-max); paired ratios |",
-             "|---|---|---|---|---|---|"]
+    """Per workload and metric: stock and overlay medians and their ratio, then the peer's
+    (stock 2.7) median and overlay/peer where the peer was run ("-" otherwise)."""
+    lines = [f"| workload | metric | stock median | overlay median | ratio | {PEER_LABEL} median | overlay/{PEER_LABEL} "
+             "| spread stock / overlay (min-max); paired ratios |",
+             "|---|---|---|---|---|---|---|---|"]
     plot_rows = []
     for w in workloads:
         for mode in modes:
             for key, label in _metric_rows(mode):
                 cells = {}
-                for kind in ("stock", "overlay"):
+                for kind in ("stock", "overlay", PEER):
                     vals = [s[key] for s in samples.get((w, mode, kind), []) if key in s]
                     errs = [s["error"] for s in samples.get((w, mode, kind), []) if "error" in s]
                     cells[kind] = (vals, errs)
-                (sv, se), (ov, oe) = cells["stock"], cells["overlay"]
+                (sv, se), (ov, oe), (pv, pe) = cells["stock"], cells["overlay"], cells[PEER]
                 fmt = _fmt(key)
-                sm = fmt(statistics.median(sv)) if sv else f"fails: {se[0][:60]}" if se else "-"
-                om = fmt(statistics.median(ov)) if ov else f"fails: {oe[0][:60]}" if oe else "-"
+
+                def median(vals, errs):
+                    return fmt(statistics.median(vals)) if vals else f"fails: {errs[0][:60]}" if errs else "-"
+
                 r = ratio_of(samples, w, mode, key) if sv and ov else None
                 ratio = f"{r[0]:.{_ratio_digits(key)}f}" if r else "-"
+                rp = ratio_of(samples, w, mode, key, PEER) if pv and ov else None
+                ratio_peer = f"{rp[0]:.{_ratio_digits(key)}f}" if rp else "-"
                 spread = (f"{fmt(min(sv))}-{fmt(max(sv))} / {fmt(min(ov))}-{fmt(max(ov))}" if sv and ov else "-")
                 if r and r[1]:
                     spread += f"; {r[1]}"
-                lines.append(f"| {w} | {label} | {sm} | {om} | {ratio} | {spread} |")
+                if rp and rp[1]:
+                    spread += f"; vs {PEER_LABEL}: {rp[1]}"
+                lines.append(f"| {w} | {label} | {median(sv, se)} | {median(ov, oe)} | {ratio} | {median(pv, pe)} "
+                             f"| {ratio_peer} | {spread} |")
                 if key == "seconds" and sv and ov:
                     plot_rows.append((f"{w}\n{mode}", statistics.median(sv), statistics.median(ov)))
     rss = []
-    for kind in ("stock", "overlay"):
+    for kind in ("stock", "overlay", PEER) if any(k[2] == PEER for k in samples) else ("stock", "overlay"):
         vals = [s["peak_rss_mb"] for k, v in samples.items() if k[2] == kind for s in v if "peak_rss_mb" in s]
         rss.append(f"{kind} {max(vals):.0f} MB" if vals else f"{kind} -")
     table = "\n".join(lines) + f"\n\nPeak RSS (max over workers): {', '.join(rss)}. {reps} interleaved reps per cell.\n"
@@ -665,7 +697,7 @@ def _cell(samples, workload: str, mode: str, kind: str, key: str) -> tuple[float
 # by noise; the instructions of the same region are not.  The steady state is judged by
 # its instruction count too: its paired-time median moved 0.03-0.04 between runs here, as
 # much as the tolerance.  The times stay in the workloads table.
-TARGETS = (  # (mode, metric, what, judged by: "ratio <= 1", "count <=", "ratio 1 +- 3%")
+TARGETS = (  # (mode, metric, what, judged by: "ratio <= 1", "count <=", "ratio 1 +- 3%"; against stock)
     ("capture", "seconds", "repeated CA capture: overlay/stock <= 1.00", "ratio <= 1"),
     ("instructions-capture", "instructions", "first CA capture in a fresh process, instructions: overlay/stock <= 1.00", "ratio <= 1"),
     ("instructions-aot_eager", "instructions",
@@ -676,19 +708,33 @@ TARGETS = (  # (mode, metric, what, judged by: "ratio <= 1", "count <=", "ratio 
     ("instructions-steady", "instructions",
      "steady-state backward, aot_eager, instructions per backward: overlay/stock within 1.00 +- 0.03", "ratio 1 +- 3%"),
 )
+# Against the peer, stock 2.7, where it was run: the capture (ours) is judged; the first
+# backward is reported, as it also holds 2.7's own Dynamo and AOTAutograd changes.
+PEER_TARGETS = (
+    ("capture", "seconds", f"repeated CA capture: overlay/{PEER_LABEL} <= 1.00", "ratio <= 1"),
+    ("instructions-capture", "instructions",
+     f"first CA capture in a fresh process, instructions: overlay/{PEER_LABEL} <= 1.00", "ratio <= 1"),
+    ("instructions-aot_eager", "instructions",
+     f"first backward (capture + compile), aot_eager, instructions: overlay/{PEER_LABEL}", "reported"),
+    ("instructions-inductor", "instructions",
+     f"first backward (capture + compile), Inductor, instructions in the process: overlay/{PEER_LABEL}", "reported"),
+)
 
 
 def render_targets(samples, workloads: Sequence[str], modes: Sequence[str]) -> str:
-    """The targets the report is judged against, one row per workload: met, not met, or why not judged."""
-    lines = ["| target | workload | stock | overlay | ratio / difference | met |", "|---|---|---|---|---|---|"]
-    for mode, key, what, rule in TARGETS:
+    """The targets the report is judged against, one row per workload: met, not met, or why not
+    judged; the peer's rows where the peer was run."""
+    lines = ["| target | workload | stock or 2.7 | overlay | ratio / difference | met |", "|---|---|---|---|---|---|"]
+    peer_ran = any(k[2] == PEER for k in samples)
+    for mode, key, what, rule, base in [(*t, "stock") for t in TARGETS] + [(*t, PEER) for t in PEER_TARGETS if peer_ran]:
         if mode not in modes:
             continue
         for w in workloads:
-            (s, s_failed), (o, o_failed) = (_cell(samples, w, mode, kind, key) for kind in ("stock", "overlay"))
+            (s, s_failed), (o, o_failed) = (_cell(samples, w, mode, kind, key) for kind in (base, "overlay"))
             fmt = (lambda v: f"{v:.4f}") if key.endswith("seconds") else _fmt(key)
             if s is None or o is None:
-                failed = [f"{k} ({f})" for k, v, f in (("stock", s, s_failed), ("overlay", o, o_failed)) if v is None and f]
+                name = "stock" if base == "stock" else PEER_LABEL
+                failed = [f"{k} ({f})" for k, v, f in ((name, s, s_failed), ("overlay", o, o_failed)) if v is None and f]
                 if failed:
                     lines.append(f"| {what} | {w} | {'-' if s is None else fmt(s)} | {'-' if o is None else fmt(o)} "
                                  f"| - | not judged: fails on {' and '.join(failed)} |")
@@ -696,10 +742,11 @@ def render_targets(samples, workloads: Sequence[str], modes: Sequence[str]) -> s
             if rule == "count <=":
                 shown, ok = f"{o - s:+g}", o <= s
             else:
-                ratio, how = ratio_of(samples, w, mode, key)
-                ok = ratio <= 1.0 if rule == "ratio <= 1" else abs(ratio - 1) <= 0.03
+                ratio, how = ratio_of(samples, w, mode, key, base)
+                ok = ratio <= 1.0 if rule == "ratio <= 1" else abs(ratio - 1) <= 0.03 if rule == "ratio 1 +- 3%" else None
                 shown = f"{ratio:.{_ratio_digits(key)}f}" + (f" ({how})" if how else "")
-            lines.append(f"| {what} | {w} | {fmt(s)} | {fmt(o)} | {shown} | {'yes' if ok else '**no**'} |")
+            met = "reported" if ok is None else "yes" if ok else "**no**"
+            lines.append(f"| {what} | {w} | {fmt(s)} | {fmt(o)} | {shown} | {met} |")
     return "\n".join(lines)
 
 
@@ -722,10 +769,10 @@ def machine_facts() -> str:
 
 
 def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path,
-                 stack_reps: int, overlay_reps: int, jobs: int = 1) -> str:
+                 stack_reps: int, overlay_reps: int, jobs: int = 1, peer: bool = False) -> str:
     """Everything in one report: compiled-autograd workloads, the targets, stack and overlay timings."""
-    facts = machine_facts()
-    samples = bench_ca(reps, workloads, modes, out_dir, jobs)
+    facts = machine_facts() + (f"; and stock torch==2.7.0 ({PEER_LABEL})" if peer else "")
+    samples = bench_ca(reps, workloads, modes, out_dir, jobs, peer)
     ca_table = render_ca_table(samples, workloads, modes, reps, out_dir)
     stack_table = bench_stack(stack_reps)
     overlay_table = bench_overlay(overlay_reps) if overlay_reps else "(skipped: --overlay-reps 0)"
@@ -735,7 +782,9 @@ def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_
         f"Command: `python tools/bench.py report --reps {reps}`. Stock and overlay samples are interleaved "
         "(A B B A ...) in one run; medians, ratios overlay/stock, spread min-max. Repeated captures and "
         "steady-state backwards are paired: a stock and an overlay worker stay up and are sampled in turns, and the "
-        "ratio is the median of the per-pair ratios.", "",
+        "ratio is the median of the per-pair ratios."
+        + (f" Stock torch==2.7.0 ({PEER_LABEL}) is a third venv, sampled the same way (the overlay paired with it "
+           "too)." if peer else " (No 2.7 column: its venv is missing or `--no-peer`.)"), "",
         "## Targets", "", render_targets(samples, workloads, modes), "",
         "## Compiled-autograd workloads", "", ca_table.rstrip(), "",
         "![capture and backward times](ca.png)" if (out_dir / "ca.png").exists()
@@ -823,6 +872,13 @@ def render_models(files: Sequence[Path]) -> str:
     return _models_header() + bm.render(outcomes, models, backends, sides)
 
 
+def _peer(args) -> bool:
+    if not args.no_peer and not peer_available():
+        ui.info(f"no {PEER_LABEL} column: {paths.cache_dir() / 'venvs' / PEER} is missing "
+                "(tools/requirements/torch27-venv.txt says how to make it)")
+    return not args.no_peer and peer_available()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = ui.arg_parser("bench.py", __doc__)
     sub = p.add_subparsers(dest="what", required=True)
@@ -839,6 +895,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--modes", nargs="+", default=list(CA_MODES), choices=CA_MODES, help="what to measure (default: all)")
     c.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
+    c.add_argument("--no-peer", action="store_true",
+                   help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
     z = sub.add_parser("sizes", help="captures/compiles over new sizes (stock, stack static, stack) and the dynamic path's cost")
     z.add_argument("--reps", type=int, default=3, help="first-backward workers each way (default: %(default)s)")
     z.add_argument("--pairs", type=int, default=40, help="steady-state sample pairs (default: %(default)s)")
@@ -865,6 +923,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--overlay-reps", type=int, default=1, help="0 skips the overlay build timings")
     r.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
+    r.add_argument("--no-peer", action="store_true",
+                   help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
@@ -877,7 +937,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         workloads = args.workloads or list(WORKLOADS)
-        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs)
+        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs, _peer(args))
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
@@ -891,7 +951,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_report(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve(),
-                            args.stack_reps, args.overlay_reps, args.jobs))
+                            args.stack_reps, args.overlay_reps, args.jobs, _peer(args)))
     return ui.EXIT_OK
 
 

@@ -306,3 +306,42 @@ def test_a_new_batch_size_recaptures_on_stock_and_on_the_static_switch_but_not_o
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):
     ratios = bench._paired_static_dynamic("mlp", "aot_eager", 3, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
     assert len(ratios) == 3 and all(r > 0 for r in ratios)
+
+
+def _with_peer(samples, **cells):
+    # cells: mode__key=value for the peer (stock 2.7), as _samples writes stock and overlay
+    for name, value in cells.items():
+        mode, key = name.split("__")
+        samples[("mlp", mode.replace("_", "-", 1), bench.PEER)] = [{key: value}, {key: value}]
+    return samples
+
+
+def test_the_peer_judges_the_capture_and_reports_the_first_backward():
+    samples = _with_peer(_samples(capture__seconds=(0.40, 0.30), instructions_capture__instructions=(2.0e8, 1.0e8),
+                                  instructions_aot_eager__instructions=(1.2e9, 1.0e9)),
+                         capture__seconds=0.25, instructions_capture__instructions=1.2e8,
+                         instructions_aot_eager__instructions=0.8e9)
+    samples[("mlp", "capture", bench.pairs_key(bench.PEER))] = [{"seconds": r} for r in (1.18, 1.20, 1.22)]
+    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "instructions-capture", "instructions-aot_eager"]))
+    peer_rows = [(r[0].split(":")[0], r[2], r[3], r[4].split(" ")[0], r[5]) for r in rows if "/2.7" in r[0]]
+    assert peer_rows == [
+        ("repeated CA capture", "0.2500", "0.3000", "1.20", "**no**"),  # the median of the pairs, not of the times
+        ("first CA capture in a fresh process, instructions", "120.0M", "100.0M", "0.833", "yes"),
+        ("first backward (capture + compile), aot_eager, instructions", "800.0M", "1000.0M", "1.250", "reported"),
+    ]
+    assert len(rows) == 6  # and the three stock rows as before
+
+
+def test_without_the_peer_there_are_no_peer_targets_and_its_columns_are_empty(tmp_path):
+    samples = _samples(capture__seconds=(0.40, 0.30))
+    assert not [r for r in _rows(bench.render_targets(samples, ["mlp"], ["capture"])) if "2.7" in r[0]]
+    table = bench.render_ca_table(samples, ["mlp"], ["capture"], 1, tmp_path)
+    assert "| mlp | CA capture, repeated (s) | 0.400 | 0.300 | 0.75 | - | - |" in table
+
+
+def test_the_ca_table_gives_the_peers_median_and_the_overlay_over_it(tmp_path):
+    samples = _with_peer(_samples(instructions_capture__instructions=(2.0e8, 1.0e8)),
+                         instructions_capture__instructions=1.25e8)
+    table = bench.render_ca_table(samples, ["mlp"], ["instructions-capture"], 1, tmp_path)
+    assert "| 200.0M | 100.0M | 0.500 | 125.0M | 0.800 |" in table
+    assert "2.7 median | overlay/2.7" in table.splitlines()[0]
