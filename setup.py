@@ -38,6 +38,7 @@ setup(
             "fca-upstream-tests=tools.run_upstream_tests:entry",
             "fca-lint=tools.lint_stack:entry",
             "fca-rebase=tools.rebase_stack:entry",
+            "fca-check-prefixes=tools.check_prefixes:entry",
         ]
     },
 )
