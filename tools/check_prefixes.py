@@ -99,8 +99,8 @@ def write_prefix_stack(stack: Stack, k: int, dest: Path) -> None:
 
 def fresh_worktree(pinned: Path, dest: Path, sh: Shell) -> None:
     """A detached worktree of the pinned source at the pin, replacing the one a previous run left."""
-    if dest.exists():
-        sh.git("worktree", "remove", "--force", str(dest), cwd=pinned)
+    if dest.exists() and sh.git_proc("worktree", "remove", "--force", str(dest), cwd=pinned, check=False).returncode != 0:
+        shutil.rmtree(dest)  # not a worktree of ``pinned`` (any more): a leftover dir
     sh.git("worktree", "prune", cwd=pinned)
     sh.git("worktree", "add", "--detach", str(dest), PIN.git_tag, cwd=pinned)
 

@@ -51,6 +51,15 @@ def test_a_prefix_applies_in_its_own_worktree_and_leaves_the_pinned_checkout_alo
         assert after[key] == before[key], key
 
 
+def test_a_leftover_dir_where_the_worktree_goes_is_replaced(pin_clone, tmp_path):
+    pinned = pin_clone()
+    prefix = cp.Prefix(1, STACK.names[0], tmp_path / "work")
+    (prefix.tree / "stale").mkdir(parents=True)
+    cp.apply_prefix(prefix, STACK, pinned, Shell(verbose=False))
+    assert not (prefix.tree / "stale").exists()
+    assert len(git(prefix.tree, "log", "--format=%s", "v2.6.0..HEAD").splitlines()) == 1
+
+
 def test_the_table_names_the_stage_a_prefix_failed_at(tmp_path):
     ok = cp.Outcome(cp.Prefix(1, "0001-a.patch", tmp_path), reached="tests", seconds=61)
     bad = cp.Outcome(cp.Prefix(2, "0002-b.patch", tmp_path), reached="apply", failed="build", seconds=5)

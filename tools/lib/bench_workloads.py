@@ -248,11 +248,14 @@ class StaleExtension(RuntimeError):
 
 def _graph_check(workload: str, ca):
     """What the first captured graph must show for the workload to measure what it claims,
-    or None.  On a patched torch (compiled autograd has ``ops``) a C++ autograd Function
-    is one opaque ``CppNode_*`` op; traced inline instead, its extension was compiled
-    against torch headers older than the venv's (torch's JIT loader does not rebuild an
-    extension when the torch headers change), and the capture would be a stock one."""
-    if workload != "cpp_function" or not hasattr(ca, "ops"):
+    or None.  On the stack's torch (``_patched_cxx``) a C++ autograd Function is one opaque
+    ``CppNode_*`` op; traced inline instead, its extension was compiled against torch
+    headers older than the venv's (torch's JIT loader does not rebuild an extension when
+    the torch headers change), and the capture would be a stock one.  Stock 2.6 and 2.7
+    trace it inline: nothing to check."""
+    import torch
+
+    if workload != "cpp_function" or not _patched_cxx(torch):
         return None
 
     def check(gm) -> None:
