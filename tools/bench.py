@@ -45,7 +45,7 @@ from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
 
-TOOLS = paths.REPO_ROOT / "tools"
+TOOLS = paths.TOOLS_DIR
 
 
 def _tool(name: str, *args: str | Path) -> None:
@@ -477,7 +477,7 @@ SIZES_SIDES = {"stock": ("stock", {}), "stack, static first capture": ("overlay"
 SIZES_WAYS = {"1": "dynamic capture (default)", "2": "dynamic capture and graph inputs"}
 SIZES_BACKENDS = ("aot_eager", "inductor")
 # stock torch==2.7.0, the peer, where its venv exists (tools/requirements/torch27-venv.txt says how)
-SIZES_PEER = ("torch 2.7.0", "torch27")
+SIZES_PEER = ("torch 2.7.0", PEER)
 
 
 def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str], dynamic: str = "1"
@@ -533,7 +533,7 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
     ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), Shell(verbose=False))
     _ensure_overlay()
     sides = dict(SIZES_SIDES)
-    if (paths.cache_dir() / "venvs" / SIZES_PEER[1] / "bin" / "python").exists():
+    if peer_available():
         sides[SIZES_PEER[0]] = (SIZES_PEER[1], {})
     steps = len(workloads) * (len(sides) + len(SIZES_BACKENDS) * len(SIZES_WAYS) * (1 + 2 * reps))
     progress = ui.Progress(steps, "sizes benchmark")
@@ -840,7 +840,7 @@ def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_name
     if "stack" in wanted:
         _ensure_overlay()
         sides.append(bm.Side("stack", venv_python(cache / "overlay" / "venv"), "2.6"))
-    peer = venv_python(cache / "venvs" / "torch27")
+    peer = venv_python(cache / "venvs" / PEER)
     if "stock-2.7" in wanted:
         if peer.exists():
             sides.append(bm.Side("stock 2.7", peer, "2.7"))
@@ -873,10 +873,13 @@ def render_models(files: Sequence[Path]) -> str:
 
 
 def _peer(args) -> bool:
-    if not args.no_peer and not peer_available():
+    """Whether ``ca``/``report`` run the peer: asked for (no ``--no-peer``) and its venv exists."""
+    if args.no_peer:
+        return False
+    if not peer_available():
         ui.info(f"no {PEER_LABEL} column: {paths.cache_dir() / 'venvs' / PEER} is missing "
                 "(tools/requirements/torch27-venv.txt says how to make it)")
-    return not args.no_peer and peer_available()
+    return peer_available()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import CommandError, Shell
 from tools.lib.stack import Stack
 
-TOOLS = paths.REPO_ROOT / "tools"
+TOOLS = paths.TOOLS_DIR
 STAGES = ("apply", "build", "tests")
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOLS_DIR = REPO_ROOT / "tools"
 DEFAULT_STACK_DIR = REPO_ROOT / "patches"
 DEFAULT_VENDOR_DIR = REPO_ROOT / "vendored_torch_patches"
 
