@@ -4189,6 +4189,54 @@ torch::Tensor twice(const torch::Tensor& x) {
         self.assertFalse([t for t in traces if "TwiceBackward" in t], traces)
         self.assertEqual(x.grad, torch.full_like(x, 3))
 
+    @scoped_load_inline
+    def test_inline_node_reading_a_grad_size_as_a_value_names_itself(self, load_inline):
+        # A C++ node traced inline at capture (a custom Node, or a Function
+        # built against headers without functional autograd) that reads a
+        # grad's size as a value cannot run on the capture's dummies: the
+        # error names the node and what to do, and is still a data-dependent
+        # guard error for code that handles those.
+        cpp_source = """
+#include <torch/csrc/autograd/functions/utils.h>
+struct RowsBackward : public torch::autograd::Node {
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    return {grads[0] * static_cast<double>(grads[0].size(0))};
+  }
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) override {}
+  torch::autograd::variable_list apply_with_saved(
+      const torch::autograd::variable_list& inputs,
+      torch::dynamo::autograd::SwapSavedVariables& saved) override {
+    return apply(torch::autograd::variable_list(inputs));
+  }
+};
+torch::Tensor rows(const torch::Tensor& x) {
+  auto out = x.detach().clone();
+  auto node = std::shared_ptr<RowsBackward>(
+      new RowsBackward(), torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(out, node);
+  return out;
+}
+"""
+        module = load_inline(
+            name="test_inline_node_reading_a_grad_size_as_a_value_names_itself",
+            cpp_sources=cpp_source,
+            functions=["rows"],
+            verbose=True,
+        )
+        x = torch.randn(4, 3, requires_grad=True)
+        module.rows(x.sin()).sum().backward()
+        self.assertEqual(x.grad, 4 * x.cos())
+        with self.assertRaisesRegex(
+            compiled_autograd.CompiledAutogradDummySizeError,
+            r"RowsBackward \(NodeCall \d+\) read a size of a grad as a value",
+        ) as caught:
+            self._captured_graphs(lambda: module.rows(x.sin()).sum().backward())
+        self.assertIsInstance(
+            caught.exception,
+            torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode,
+        )
+
     def test_reset_returns_to_a_fresh_state(self):
         # reset() drops the cached captures and the counters: the same
         # backward is captured again after it
@@ -4294,6 +4342,37 @@ torch::Tensor twice(const torch::Tensor& x) {
             compiler_fn=compiler_fn,
         )
         self.assertEqual(len(graphs), 1)
+        self.assertIn("sizes[", graphs[0].code)
+
+    def test_dynamic_first_capture_makes_no_symbol_for_a_size_only_passed_to_ops(
+        self,
+    ):
+        # most sizes only travel into the graph as arguments of the proxied
+        # calls: the capture makes no ShapeEnv symbol for them (each would
+        # cost what a static capture does not pay), and the graph still
+        # reads each from the sizes input
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        made = []
+        create = ShapeEnv.create_unspecified_symint_and_symbol
+
+        def counting(shape_env, val, source, dynamic_dim):
+            made.append(source.name())
+            return create(shape_env, val, source, dynamic_dim)
+
+        graphs = []
+
+        def compiler_fn(gm):
+            graphs.append(gm)
+            return gm
+
+        with mock.patch.object(
+            ShapeEnv, "create_unspecified_symint_and_symbol", counting
+        ):
+            self.check_output_and_recompiles(
+                self._mlp_over_batches([6, 9]), count=[1, 0], compiler_fn=compiler_fn
+            )
+        self.assertEqual([name for name in made if "sizes" in name], [])
         self.assertIn("sizes[", graphs[0].code)
 
     def test_dynamic_first_capture_subclass_checking_its_inner_shape_reuses_the_capture(

@@ -32,8 +32,10 @@ from torch.fx.experimental.proxy_tensor import (
     py_sym_types,
     PythonKeyTracer,
     set_proxy_slot,
+    thunkify,
     track_tensor_tree,
 )
+from torch.fx.experimental.sym_node import SymNode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.fx.traceback import preserve_node_meta, set_stack_trace
 from torch.utils._ordered_set import OrderedSet
@@ -220,6 +222,15 @@ class CompiledAutogradDummySizeError(RuntimeError):
     capture read the size of a grad, which at capture has no real size."""
 
 
+class CompiledAutogradDummyGuardError(
+    CompiledAutogradDummySizeError,
+    torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode,
+):
+    """Code traced inline at capture read the size of a grad as a value (a
+    guard on a dummy's size).  Still a data-dependent guard for the code that
+    handles those (see _building_subclass_grads)."""
+
+
 def _in_tracer_bookkeeping() -> bool:
     # make_fx recording a value on its node (proxy_tensor.set_meta: the
     # snapshot in meta["val"], which re-wraps a subclass, and the best-effort
@@ -280,6 +291,54 @@ class _SizeGuard:
 
     def __repr__(self) -> str:
         return f"_SizeGuard({' & '.join(map(str, self.predicates))})"
+
+
+class _LazySizeNode(SymNode):
+    """The node of a size input's SymInt in a dynamic capture, before its
+    symbol exists.  Most size inputs only travel into the graph as arguments
+    of proxied calls (AutogradCompilerInstance._node_arg records them as
+    ``sizes[i]``), and making a ShapeEnv symbol for each of them is most of
+    what a dynamic capture costs over a static one.  The first other use
+    (arithmetic, a guard, a hint: any attribute a SymNode keeps) makes the
+    symbol (``make(self)``, which also registers it as a size input) and
+    this node becomes that SymNode.  What C++ asks of any SymInt it is
+    handed (is it an int, a constant, a nested int) is answered without,
+    and printing one (a graph dump) shows its input, ``sizes[i]``."""
+
+    def __init__(self, make, name: str) -> None:  # no SymNode.__init__
+        self.__dict__.update(_lazy_make=make, _lazy_name=name)
+
+    @property
+    def lazy(self) -> bool:
+        return "_lazy_make" in self.__dict__
+
+    def __getattr__(self, name: str) -> Any:
+        make = self.__dict__.pop("_lazy_make", None) if name[:2] != "__" else None
+        if make is None:
+            raise AttributeError(name)
+        self.__dict__.update(make(self).__dict__)
+        return getattr(self, name)
+
+    def maybe_as_int(self):
+        return None if self.lazy else super().maybe_as_int()
+
+    def is_int(self) -> bool:
+        return True
+
+    def is_float(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    def is_nested_int(self) -> bool:
+        return False if self.lazy else super().is_nested_int()
+
+    def str(self):  # noqa: A003
+        return self._lazy_name if self.lazy else super().str()
+
+    def __repr__(self):
+        return self._lazy_name if self.lazy else super().__repr__()
 
 
 def _automatic_dynamic_state(graph: GraphModule) -> Dict[str, Any]:
@@ -395,22 +454,10 @@ class AutogradCompilerInstance:
         ]
         self.bind_tensors_to_proxies(inputs, args_proxy, inputs_origins)
 
-        # size inputs to symints
-        sizes = [
-            self.shape_env.create_unspecified_symint_and_symbol(
-                val,
-                self.source("sizes", idx),
-                DimDynamic.DYNAMIC,
-            )
-            for idx, val in enumerate(sizes)
-        ]
-        self.bind_tensors_to_proxies(sizes, sizes_proxy, sizes_origins)
+        # size inputs to symints (their symbols made on first use, see
+        # _LazySizeNode)
         self.num_sizes = len(sizes)
-        self.size_symbols = {
-            s.node.expr: idx
-            for idx, s in enumerate(sizes)
-            if isinstance(s, torch.SymInt)
-        }
+        sizes = self.bind_size_inputs(sizes, sizes_proxy, sizes_origins)
 
         for idx, val in enumerate(scalars):
             source = self.source("scalars", idx)
@@ -448,6 +495,7 @@ class AutogradCompilerInstance:
         if torch._dynamo.config.compiled_autograd_strict_dummies:
             self.strict_dummies = True
             self.install_strict_checks()
+        self.install_dummy_guard_errors()
         if sizes:
             # a size of 0 or 1 is specialized (a constant, not a symbol): read
             self.install_size_read_checks(
@@ -779,6 +827,33 @@ class AutogradCompilerInstance:
 
         env.evaluate_expr = checked_evaluate_expr  # type: ignore[method-assign]
         env.defer_runtime_assert = checked_defer_runtime_assert  # type: ignore[method-assign]
+
+    def install_dummy_guard_errors(self):
+        # A guard on a dummy's size fails, as any guard on an unbacked symbol
+        # does (the dummies' sizes are unbacked, see _dummy): only code
+        # traced inline on dummies makes one, a C++ node whose
+        # apply_with_saved is not functional reading a grad's size as a
+        # value.  The error says which node and what to do, rather than a
+        # data-dependent guard from deep in the node's C++.
+        env = self.shape_env
+        make_error = env._make_data_dependent_error
+
+        def dummy_guard_error(expr, unhinted_expr, **kwargs):
+            err = make_error(expr, unhinted_expr, **kwargs)
+            symbols = getattr(unhinted_expr, "free_symbols", set())
+            if self.making_dummy or not symbols & self.poisoned_symbols:
+                return err
+            return CompiledAutogradDummyGuardError(
+                f"compiled autograd: {self.node_origin or 'a node'} read a size of a "
+                f"grad as a value ({str(err).strip().splitlines()[0]}) while traced "
+                "inline at capture, where grads have no real sizes. A C++ autograd "
+                "Function is captured as one opaque call when its extension is built "
+                "against the installed torch's headers: rebuild it; a custom C++ Node "
+                "cannot read its grads' sizes at capture: run that backward without "
+                "compiled autograd"
+            )
+
+        env._make_data_dependent_error = dummy_guard_error  # type: ignore[method-assign]
 
     def check_no_dummy_metadata(self, what, expr, origin=None):
         if self.making_dummy:
@@ -1135,6 +1210,8 @@ class AutogradCompilerInstance:
         if type(x) is dict:
             return {k: self._node_arg(v) for k, v in x.items()}
         if isinstance(x, py_sym_types):
+            if isinstance(x.node, _LazySizeNode) and x.node.lazy:
+                return self.fx_tracer.symnode_tracker[x].force().node  # sizes[i]
             x = fetch_sym_proxy(self.fx_tracer)(x)  # a proxy, or a constant
         if isinstance(x, torch.fx.Proxy):
             return x.node
@@ -1664,6 +1741,44 @@ class AutogradCompilerInstance:
 
         assert len(tensors) == len(proxies)
         track_tensor_tree(tensors, proxies, constant=None, tracer=self.fx_tracer)
+
+    def bind_size_inputs(self, sizes, sizes_proxy, origins) -> List[Any]:
+        """A SymInt for each size input, bound to ``sizes[i]``, lazy
+        (_LazySizeNode): its symbol is made only when something other than a
+        proxied call's argument uses it."""
+        tracer = self.fx_tracer
+        values: List[Any] = []
+        for idx, val in enumerate(sizes):
+            if origins:
+                nodecall_index, node_name = origins[idx]
+                self.set_node_origin(node_name, nodecall_index, None)
+            proxy = sizes_proxy[idx]  # type: ignore[index]
+            node = _LazySizeNode(
+                functools.partial(self._make_size_node, idx, val), f"sizes[{idx}]"
+            )
+            sym = torch.SymInt(node)
+            proxy.node.meta["val"] = sym
+            tracer.symnode_tracker[sym] = thunkify(tracer, lambda p=proxy: p)
+            values.append(sym)
+        return values
+
+    def _make_size_node(self, idx: int, val: int, lazy: "_LazySizeNode"):
+        # the symbol of size input idx, made on the first use of ``lazy``
+        sym = self.shape_env.create_unspecified_symint_and_symbol(
+            val, self.source("sizes", idx), DimDynamic.DYNAMIC
+        )
+        node = sym.node if isinstance(sym, torch.SymInt) else None
+        if node is None:  # specialized after all: a constant node
+            import sympy
+
+            return SymNode(sympy.Integer(sym), self.shape_env, int, sym)
+        expr = node._expr
+        self.size_symbols[expr] = idx
+        # what set_proxy_slot records for a SymInt bound to a plain symbol
+        # (the lazy node is the key of its binding, see bind_size_inputs)
+        tracker = self.fx_tracer.symnode_tracker.sym_node_dict
+        self.fx_tracer.sympy_expr_tracker[expr] = tracker[lazy]
+        return node
 
     def bind_backward_state(self, index: int):
         assert self.hooks_proxy is not None
