@@ -228,7 +228,8 @@ class CompiledAutogradDummyGuardError(
 ):
     """Code traced inline at capture read the size of a grad as a value (a
     guard on a dummy's size).  Still a data-dependent guard for the code that
-    handles those (see _building_subclass_grads)."""
+    handles those (see _building_subclass_grads): made as one,
+    ``(cond, message)``."""
 
 
 def _in_tracer_bookkeeping() -> bool:
@@ -844,13 +845,14 @@ class AutogradCompilerInstance:
             if self.making_dummy or not symbols & self.poisoned_symbols:
                 return err
             return CompiledAutogradDummyGuardError(
+                err.cond,
                 f"compiled autograd: {self.node_origin or 'a node'} read a size of a "
                 f"grad as a value ({str(err).strip().splitlines()[0]}) while traced "
                 "inline at capture, where grads have no real sizes. A C++ autograd "
                 "Function is captured as one opaque call when its extension is built "
                 "against the installed torch's headers: rebuild it; a custom C++ Node "
                 "cannot read its grads' sizes at capture: run that backward without "
-                "compiled autograd"
+                "compiled autograd",
             )
 
         env._make_data_dependent_error = dummy_guard_error  # type: ignore[method-assign]
