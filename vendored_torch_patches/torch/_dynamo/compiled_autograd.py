@@ -498,10 +498,7 @@ class AutogradCompilerInstance:
             self.install_strict_checks()
         self.install_dummy_guard_errors()
         if sizes:
-            # a size of 0 or 1 is specialized (a constant, not a symbol): read
-            self.install_size_read_checks(
-                {idx for idx, s in enumerate(sizes) if not isinstance(s, torch.SymInt)}
-            )
+            self.install_size_read_checks(set())
         return inputs, sizes, scalars
 
     def install_size_read_checks(self, guarded: Set[int]):
@@ -1730,19 +1727,23 @@ class AutogradCompilerInstance:
         self, tensors, proxies, origins: Optional[List[Tuple[int, str]]] = None
     ):
         if isinstance(proxies, torch.fx.Proxy):
-            if origins:
-                assert len(origins) == len(tensors)
-                bound_proxies = []
-                for i in range(len(tensors)):
-                    nodecall_index, node_name = origins[i]
-                    self.set_node_origin(node_name, nodecall_index, None)
-                    bound_proxies.append(proxies[i])  # type: ignore[index]
-                proxies = bound_proxies
-            else:
-                proxies = [proxies[i] for i in range(len(tensors))]  # type: ignore[index]
+            proxies = self.item_proxies(proxies, len(tensors), origins)
 
         assert len(tensors) == len(proxies)
         track_tensor_tree(tensors, proxies, constant=None, tracer=self.fx_tracer)
+
+    def item_proxies(self, proxy, n: int, origins) -> List[Any]:
+        """``proxy[0]`` .. ``proxy[n - 1]``, each made under its node origin
+        when the capture has origins (verbose logging)."""
+        if not origins:
+            return [proxy[i] for i in range(n)]
+        assert len(origins) == n
+        items = []
+        for i in range(n):
+            nodecall_index, node_name = origins[i]
+            self.set_node_origin(node_name, nodecall_index, None)
+            items.append(proxy[i])
+        return items
 
     def bind_size_inputs(self, sizes, sizes_proxy, origins) -> List[Any]:
         """A SymInt for each size input, bound to ``sizes[i]``, lazy
@@ -1750,36 +1751,28 @@ class AutogradCompilerInstance:
         proxied call's argument uses it."""
         tracer = self.fx_tracer
         values: List[Any] = []
-        for idx, val in enumerate(sizes):
-            if origins:
-                nodecall_index, node_name = origins[idx]
-                self.set_node_origin(node_name, nodecall_index, None)
-            proxy = sizes_proxy[idx]  # type: ignore[index]
+        proxies = self.item_proxies(sizes_proxy, len(sizes), origins)
+        for idx, (val, proxy) in enumerate(zip(sizes, proxies)):
+            binding = thunkify(tracer, lambda p=proxy: p)
             node = _LazySizeNode(
-                functools.partial(self._make_size_node, idx, val), f"sizes[{idx}]"
+                functools.partial(self._make_size_node, idx, val, binding),
+                f"sizes[{idx}]",
             )
             sym = torch.SymInt(node)
             proxy.node.meta["val"] = sym
-            tracer.symnode_tracker[sym] = thunkify(tracer, lambda p=proxy: p)
+            tracer.symnode_tracker[sym] = binding
             values.append(sym)
         return values
 
-    def _make_size_node(self, idx: int, val: int, lazy: "_LazySizeNode"):
-        # the symbol of size input idx, made on the first use of ``lazy``
-        sym = self.shape_env.create_unspecified_symint_and_symbol(
+    def _make_size_node(self, idx: int, val: int, binding, lazy: "_LazySizeNode"):
+        # the symbol of size input idx (unspecified: never a constant, not
+        # even for 0 or 1), made on the first use of ``lazy``
+        node = self.shape_env.create_unspecified_symint_and_symbol(
             val, self.source("sizes", idx), DimDynamic.DYNAMIC
-        )
-        node = sym.node if isinstance(sym, torch.SymInt) else None
-        if node is None:  # specialized after all: a constant node
-            import sympy
-
-            return SymNode(sympy.Integer(sym), self.shape_env, int, sym)
-        expr = node._expr
-        self.size_symbols[expr] = idx
+        ).node
+        self.size_symbols[node._expr] = idx
         # what set_proxy_slot records for a SymInt bound to a plain symbol
-        # (the lazy node is the key of its binding, see bind_size_inputs)
-        tracker = self.fx_tracer.symnode_tracker.sym_node_dict
-        self.fx_tracer.sympy_expr_tracker[expr] = tracker[lazy]
+        self.fx_tracer.sympy_expr_tracker[node._expr] = binding
         return node
 
     def bind_backward_state(self, index: int):
