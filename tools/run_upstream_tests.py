@@ -13,7 +13,9 @@ Targets (where torch comes from):
 One pytest (8.3.x) per file, cwd <tree>/test (upstream's conftest and pytest.ini
 apply; the tree root is never put on sys.path), --junitxml per file,
 -p no:cacheprovider.  -k is passed through (and-ed with the profile's), --shard
-I/N uses upstream's --shard-id/--num-shards.  Inductor and C++ extension caches
+I/N uses upstream's --shard-id/--num-shards; --jobs N runs a file as the
+N shards 1/N..N/N at once (own junit, log and state each, <slug>.<i>of<N>.*)
+and merges them into one result per file.  Inductor and C++ extension caches
 persist under <cache>/test-caches/<stack hash | stock | build-...>.
 
 Every outcome is compared with test/expectations/<file>.json (stock 2.6.0,
@@ -98,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ci: all of test_compiled_autograd.py + -k selections (<= 40 min cold); full: every test of every file (default: %(default)s)")
     p.add_argument("--files", nargs="+", metavar="F", help="only these files (relative to test/); the profile's -k applies to the ones it lists")
     p.add_argument("--shard", metavar="I/N", help="run shard I of N of each file (upstream's sha256 split of node ids)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="run each file as N concurrent pytest processes, upstream's shards 1/N..N/N, merged into one "
+                        "result per file (default: %(default)s)")
     p.add_argument("-k", dest="k", metavar="EXPR", help="pytest -k expression (and-ed with the profile's)")
     p.add_argument("--all-tests", action="store_true", help="ignore the profile's -k selections: every test of the chosen files")
     target = p.add_mutually_exclusive_group()
@@ -156,6 +161,11 @@ def check_args(args: argparse.Namespace) -> None:
                 raise ui.UserError(f"--from-junit {xml}: no such file")
     if args.shard:
         up.parse_shard(args.shard)
+    if args.jobs < 1:
+        raise usage(f"--jobs must be at least 1, not {args.jobs}")
+    if args.jobs > 1 and (args.shard or args.from_junit):
+        raise usage(f"--jobs splits each file into upstream's shards: drop {'--shard' if args.shard else '--from-junit'} "
+                    "or --jobs")
     if args.timeout <= 0:
         raise usage(f"--timeout must be positive, not {args.timeout:g}")
 
@@ -404,6 +414,20 @@ def cache_env(cache: Path, key: str) -> dict[str, str]:
     return env
 
 
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One pytest process of a file: the whole file, or one of upstream's shards of it."""
+
+    shard: tuple[int, int] | None
+    xml: Path
+    log: Path
+    state: Path
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard[0]}/{self.shard[1]}" if self.shard else "pytest"
+
+
 class Runner:
     def __init__(self, args: argparse.Namespace, target: Target, junit_dir: Path, cache: Path, sh: Shell) -> None:
         self.args = args
@@ -416,17 +440,25 @@ class Runner:
         self.upstream_shard = upstream_has_shard_options(target.tests_dir)
         self.start = time.monotonic()
 
-    def argv(self, suite: up.Suite, xml: Path) -> tuple[list[str], dict[str, str]]:
+    def parts(self, suite: up.Suite) -> list[Part]:
+        """--shard I/N: that shard; --jobs N: shards 1/N..N/N, each with its own junit, log and state; else the file."""
+        n = getattr(self.args, "jobs", 1)
+        if self.shard or n == 1:
+            return [Part(self.shard, *(self.junit_dir / f"{suite.slug}{ext}" for ext in (".xml", ".log", ".state")))]
+        return [Part((i, n), *(self.junit_dir / f"{suite.slug}.{i}of{n}{ext}" for ext in (".xml", ".log", ".state")))
+                for i in range(1, n + 1)]
+
+    def argv(self, suite: up.Suite, part: Part) -> tuple[list[str], dict[str, str]]:
         argv = [*self.target.python_argv, "-m", "pytest", suite.file, "-p", "no:cacheprovider", "-p", up.PLUGIN_MODULE,
-                f"--junitxml={xml}", "-q"]
+                f"--junitxml={part.xml}", "-q"]
         k = up.combine_k(suite.k, self.args.k)
         if k:
             argv += ["-k", k]
-        env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir)}
+        env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir), "FCA_UPSTREAM_STATE": str(part.state)}
         if self.args.strict_capture:
             env[up.STRICT_ENV] = "1"
-        if self.shard:
-            i, n = self.shard
+        if part.shard:
+            i, n = part.shard
             if self.upstream_shard:
                 argv += ["--shard-id", str(i), "--num-shards", str(n)]
             else:
@@ -437,86 +469,126 @@ class Runner:
         return f"[{index}/{total} {ui.fmt_seconds(time.monotonic() - self.start)}]"
 
     def run(self, suite: up.Suite, index: int, total: int) -> up.FileRun:
-        slug = suite.slug
-        xml = self.junit_dir / f"{slug}.xml"
-        log = self.junit_dir / f"{slug}.log"
-        state = self.junit_dir / f"{slug}.state"
-        shutil.rmtree(state, ignore_errors=True)
-        state.mkdir(parents=True)
-        xml.unlink(missing_ok=True)
-        argv, extra_env = self.argv(suite, xml)
-        extra_env["FCA_UPSTREAM_STATE"] = str(state)
-        env = {**os.environ, **extra_env}
-        sel = f" -k {shlex.quote(up.combine_k(suite.k, self.args.k) or '')}" if up.combine_k(suite.k, self.args.k) else ""
-        ui.info(f"{self.label(index, total)} {suite.file}{sel}{' shard ' + self.args.shard if self.shard else ''} ...")
-        self.sh.log(argv, self.target.tests_dir, extra_env)
+        parts = self.parts(suite)
+        commands = []
+        for part in parts:
+            shutil.rmtree(part.state, ignore_errors=True)
+            part.state.mkdir(parents=True)
+            part.xml.unlink(missing_ok=True)
+            commands.append(self.argv(suite, part))
+        k = up.combine_k(suite.k, self.args.k)
+        sel = f" -k {shlex.quote(k)}" if k else ""
+        how = f" shard {self.args.shard}" if self.shard else f" as {len(parts)} concurrent shards" if len(parts) > 1 else ""
+        ui.info(f"{self.label(index, total)} {suite.file}{sel}{how} ...")
+        for argv, extra_env in commands:
+            self.sh.log(argv, self.target.tests_dir, extra_env)
         t0 = time.monotonic()
-        returncode, problem = self._execute(argv, env, log, state, suite, index, total)
+        outcomes = self._execute(parts, commands, suite, index, total)
         seconds = time.monotonic() - t0
-        run = self._collect(suite, xml, log, state, returncode, problem, seconds)
+        run = merge_parts(suite.file, [self._collect(suite, part, rc, problem, seconds)
+                                       for part, (rc, problem) in zip(parts, outcomes)], len(parts) > 1)
         c = run.counts()
         summary = ", ".join(f"{v} {k}" for k, v in c.items() if v) or "no tests"
         ui.info(f"{self.label(index, total)} {suite.file}: {summary} in {ui.fmt_seconds(seconds)}"
                 + (f"  !! {run.problem}" if run.problem else ""))
         return run
 
-    def _execute(self, argv, env, log: Path, state: Path, suite: up.Suite, index: int, total: int) -> tuple[int | None, str | None]:
+    def _execute(self, parts: Sequence[Part], commands, suite: up.Suite, index: int, total: int) -> list[tuple[int | None, str | None]]:
+        """Run the parts' pytest processes concurrently; (returncode, problem) per part."""
         limit = self.args.timeout * 60
-        with open(log, "wb") as logf:
-            try:
-                proc = subprocess.Popen(argv, cwd=self.target.tests_dir, env=env, start_new_session=True,
-                                        stdout=subprocess.PIPE if self.args.verbose else logf, stderr=subprocess.STDOUT)
-            except FileNotFoundError as err:
-                raise ui.UserError(f"cannot run {argv[0]}: {err.strerror}") from None
-            tee = None
-            if self.args.verbose:
-                tee = threading.Thread(target=_tee, args=(proc.stdout, logf), daemon=True)
-                tee.start()
+        procs: list[subprocess.Popen] = []
+        tees: list[threading.Thread] = []
+        logs = []
+        rcs: dict[int, int] = {}
+        try:
+            for part, (argv, extra_env) in zip(parts, commands):
+                logf = open(part.log, "wb")
+                logs.append(logf)
+                try:
+                    proc = subprocess.Popen(argv, cwd=self.target.tests_dir, env={**os.environ, **extra_env},
+                                            start_new_session=True, stdout=subprocess.PIPE if self.args.verbose else logf,
+                                            stderr=subprocess.STDOUT)
+                except FileNotFoundError as err:
+                    raise ui.UserError(f"cannot run {argv[0]}: {err.strerror}") from None
+                procs.append(proc)
+                if self.args.verbose:
+                    tees.append(threading.Thread(target=_tee, args=(proc.stdout, logf), daemon=True))
+                    tees[-1].start()
             t0 = time.monotonic()
             next_beat = t0 + HEARTBEAT_S
-            try:
-                while True:
-                    try:
-                        rc = proc.wait(timeout=1.0)
-                        break
-                    except subprocess.TimeoutExpired:
-                        pass
-                    now = time.monotonic()
-                    if now - t0 > limit:
-                        _kill_group(proc)
-                        return None, f"timed out after {ui.fmt_seconds(limit)} (--timeout); results up to then are from the progress log"
-                    if now >= next_beat:
-                        next_beat = now + HEARTBEAT_S
-                        ui.info(f"{self.label(index, total)}   {suite.file}: {_progress_line(state)}, {ui.fmt_seconds(now - t0)} in this file")
-            except KeyboardInterrupt:
+            while len(rcs) < len(procs):
+                for i, proc in enumerate(procs):
+                    if i not in rcs and proc.poll() is not None:
+                        rcs[i] = proc.returncode
+                if len(rcs) == len(procs):
+                    break
+                time.sleep(1.0)
+                now = time.monotonic()
+                if now - t0 > limit:
+                    for i, proc in enumerate(procs):
+                        if i not in rcs:
+                            _kill_group(proc)
+                    problem = f"timed out after {ui.fmt_seconds(limit)} (--timeout); results up to then are from the progress log"
+                    return [_verdict(rcs[i], part.log) if i in rcs else (None, problem) for i, part in enumerate(parts)]
+                if now >= next_beat:
+                    next_beat = now + HEARTBEAT_S
+                    ui.info(f"{self.label(index, total)}   {suite.file}: {_progress_line([p.state for p in parts])}, "
+                            f"{ui.fmt_seconds(now - t0)} in this file")
+        except KeyboardInterrupt:
+            for proc in procs:
                 _kill_group(proc)
-                raise
-            finally:
-                if tee is not None:
-                    tee.join(timeout=5)
-        if rc in (0, 1, 5):  # ok, tests failed, no tests collected
-            return rc, None
-        if rc < 0:
-            return rc, f"pytest was killed by signal {-rc} ({_signame(-rc)})"
-        what = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error"}.get(rc, "unexpected exit")
-        return rc, f"pytest exit code {rc}, {what}: {_log_tail(log)}"
+            raise
+        finally:
+            for tee in tees:
+                tee.join(timeout=5)
+            for logf in logs:
+                logf.close()
+        return [_verdict(rcs[i], part.log) for i, part in enumerate(parts)]
 
-    def _collect(self, suite, xml: Path, log: Path, state: Path, rc, problem, seconds) -> up.FileRun:
-        coll = up.read_collection(state)
+    def _collect(self, suite, part: Part, rc, problem, seconds) -> up.FileRun:
+        coll = up.read_collection(part.state)
         collected, selected = coll if coll else (None, None)
-        if xml.is_file():
-            results, coll_problem = up.results_for_file(up.read_junit(xml), suite.file)
+        if part.xml.is_file():
+            results, coll_problem = up.results_for_file(up.read_junit(part.xml), suite.file)
             if coll_problem and not problem:
                 problem = coll_problem
             elif coll_problem:
                 problem = f"{coll_problem}; {problem}"
         else:
-            results = up.read_progress(state)
+            results = up.read_progress(part.state)
             if not problem:
-                problem = f"pytest (exit {rc}) wrote no {xml.name}: {_log_tail(log)}"
+                problem = f"pytest (exit {rc}) wrote no {part.xml.name}: {_log_tail(part.log)}"
         complete = not suite.k and not self.args.k and not self.shard and problem is None
         return up.FileRun(suite.file, results, collected, selected, rc, seconds, problem,
-                          xml if xml.is_file() else None, log, complete)
+                          part.xml if part.xml.is_file() else None, part.log, complete)
+
+
+def _verdict(rc: int, log: Path) -> tuple[int, str | None]:
+    if rc in (0, 1, 5):  # ok, tests failed, no tests collected
+        return rc, None
+    if rc < 0:
+        return rc, f"pytest was killed by signal {-rc} ({_signame(-rc)})"
+    what = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error"}.get(rc, "unexpected exit")
+    return rc, f"pytest exit code {rc}, {what}: {_log_tail(log)}"
+
+
+def merge_parts(file: str, runs: Sequence[up.FileRun], sharded: bool) -> up.FileRun:
+    """One FileRun from the concurrent shards of a file (a single run is returned as is)."""
+    if not sharded:
+        return runs[0]
+    results: dict[str, up.TestResult] = {}
+    for r in runs:
+        results.update(r.results)
+
+    def union(sets):
+        return None if any(x is None for x in sets) else frozenset().union(*sets)
+
+    problems = [f"shard {i}/{len(runs)}: {r.problem}" for i, r in enumerate(runs, 1) if r.problem]
+    rcs = [r.returncode for r in runs]
+    return up.FileRun(file, results, union([r.collected for r in runs]), union([r.selected for r in runs]),
+                      None if None in rcs else max(rcs), max(r.seconds for r in runs),
+                      "; ".join(problems) or None, runs[0].junit, runs[0].log,
+                      all(r.complete for r in runs))
 
 
 def _tee(stream, logf) -> None:
@@ -559,11 +631,13 @@ def _log_tail(log: Path) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def _progress_line(state: Path) -> str:
-    done = up.read_progress(state)
-    coll = up.read_collection(state)
-    total = f"/{len(coll[1])}" if coll else ""
-    if not coll and not done:
+def _progress_line(states: Sequence[Path]) -> str:
+    done: dict[str, up.TestResult] = {}
+    for state in states:
+        done.update(up.read_progress(state))
+    colls = [up.read_collection(state) for state in states]
+    total = f"/{sum(len(c[1]) for c in colls)}" if all(colls) else ""
+    if not any(colls) and not done:
         return "collecting"
     bad = sum(1 for r in done.values() if r.outcome in up.BAD)
     return f"{len(done)}{total} tests done" + (f" ({bad} failed)" if bad else "")

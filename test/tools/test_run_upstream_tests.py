@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import importlib.util
 import json
 import re
@@ -409,6 +410,8 @@ def test_help():
         (["--shard", "half"], "error: --shard 'half': expected I/N, e.g. 1/4"),
         (["--from-junit", __file__, "-k", "x"], "error: --from-junit imports whole junit files: -k and --shard do not apply"),
         (["--files", "inductor/test_compiled_autograd"], "expected a test file like"),
+        (["--jobs", "0"], "error: --jobs must be at least 1, not 0"),
+        (["--jobs", "2", "--shard", "1/2"], "error: --jobs splits each file into upstream's shards: drop --shard or --jobs"),
         (["--baseline", "--venv", "/v"], "error: --venv selects the overlay to run on, which --baseline does not use: drop it"),
         (["--baseline", "--strict-capture"], "error: --strict-capture turns on the stack's strict capture (P5): stock torch"),
         (["--no-such-option"], "unrecognized arguments"),
@@ -564,6 +567,31 @@ def test_sharded_run_uses_upstreams_split_and_records_what_ran(stock_run, tmp_pa
     assert rec.tests == committed.tests  # same outcomes, nothing dropped
     assert rec.meta["source"] == "run" and rec.meta["torch"].startswith("2.6.0") and rec.meta["whole_file"] is False
     assert rec.meta["updated_from"] == dict(committed.meta)
+
+
+def test_jobs_run_upstreams_shards_at_once_and_merge_them_into_one_result(stock_run, tmp_path):
+    """--jobs 2: shards 1/2 and 2/2 of the file run concurrently; the report is the whole selection's."""
+    res = run_tool("run_upstream_tests", "--baseline", "--files", TCA, "-k", FAST_K, "--jobs", "2",
+                   "--junit-dir", tmp_path / "j", "--report", tmp_path / "r.md")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "--shard-id 1 --num-shards 2" in res.stderr and "--shard-id 2 --num-shards 2" in res.stderr
+    assert f"{TCA} -k " in res.stderr and " as 2 concurrent shards ..." in res.stderr
+    assert f"] {TCA}: 4 passed, 1 skipped in " in res.stderr
+    report = (tmp_path / "r.md").read_text()
+    assert "**OK: every outcome is as expected**" in report
+    assert "| passed | 4 | 4 |" in report and "| skipped | 1 | 1 |" in report
+    assert "Baseline tests outside this run's selection (-k, shard, profile): 509." in report
+    spans = []
+    for i in (1, 2):
+        xml = tmp_path / "j" / f"inductor__test_compiled_autograd.{i}of2.xml"
+        results, problem = up.results_for_file(up.read_junit(xml), TCA)
+        assert problem is None
+        assert set(results) == {t for t in FAST_PASSED | FAST_SKIPPED if up.shard_of(f"test/{TCA}::{t}", 2) == i}
+        meta = up.junit_meta(xml)
+        start = datetime.datetime.fromisoformat(meta["timestamp"]).timestamp()
+        spans.append((start, start + float(meta["time"])))
+    (s1, e1), (s2, e2) = spans
+    assert s1 < e2 and s2 < e1, spans  # the two pytest sessions overlapped in time
 
 
 def test_baseline_uses_the_pins_tests_when_the_stack_changes_them(pin_clone, pinned_source, tmp_path):
