@@ -5,15 +5,19 @@ in-place ReLU, a torch.compile'd model, module and tensor hooks, bf16 autocast,
 embedding + causal attention over changing sequence lengths, a custom
 autograd.Function under activation checkpointing, selective activation checkpointing,
 in-place ops on views, an LSTM, retain_graph, a TwoTensor subclass through a
-compiled forward, and tensor parallelism (DTensor parameters, one gloo rank).
+compiled forward, tensor parallelism (DTensor parameters, one gloo rank), gradient
+accumulation over micro-batches, a gradient penalty (double backward), weight norm
+with a CTC loss and an FFT, a custom Function with a non-differentiable output and
+once_differentiable, and a dynamic-shape compiled forward with a graph break.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all thirteen, each in one capture (two for the
-retained graph's second backward, as everywhere).  Stock torch 2.6.0 fails four
-(in-place ops on views give wrong grads; selective checkpointing, the TwoTensor
-compiled forward and tensor parallelism raise) and stock 2.7.0 two (the checkpointed
-custom Function, tensor parallelism), both recapturing for each new batch size or
-sequence length.
+exits 0/1.  The patched wheel passes all eighteen, each in one capture (two for the
+retained graph's second backward and for the first accumulation into existing grads,
+as everywhere).  Stock torch 2.6.0 fails five (in-place ops on views give wrong grads;
+selective checkpointing, the TwoTensor compiled forward, tensor parallelism and the
+weight-norm/CTC/FFT program raise) and stock 2.7.0 two (the checkpointed custom
+Function, tensor parallelism), both recapturing for each new batch size or sequence
+length.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
@@ -135,6 +139,57 @@ def retain_and_grad_api(flag):
     return [x.grad, w.grad]
 
 
+def grad_accumulation(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(6, 12), nn.Tanh(), nn.Linear(12, 3))
+    for bs in (4, 5, 6):  # micro-batches: grads add up in .grad, no zero_grad between them
+        with ca(flag): F.mse_loss(m(torch.randn(bs, 6)), torch.randn(bs, 3)).backward()
+    return grads(m)
+
+def gradient_penalty(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 8), nn.Softplus(), nn.Linear(8, 1))
+    x = torch.randn(5, 4, requires_grad=True); y = m(x).sum()
+    (gx,) = torch.autograd.grad(y, x, create_graph=True)  # eager double backward, as WGAN-GP does
+    with ca(flag): (y + gx.pow(2).sum()).backward()
+    return grads(m)
+
+def weight_norm_ctc_fft(flag):
+    # backward formulas with no fake-tensor kernel: stock's capture cannot trace them
+    torch.manual_seed(0); m = nn.utils.parametrizations.weight_norm(nn.Linear(5, 5))
+    x = torch.randn(12, 2, 5)
+    with ca(flag):
+        lp = m(x).log_softmax(2)
+        loss = F.ctc_loss(lp, torch.tensor([[1, 2, 2], [3, 1, 0]]), torch.tensor([12, 12]), torch.tensor([3, 2]))
+        spec = torch.fft.rfft(lp.sum((1, 2)) * torch.arange(12.0))
+        (loss + (spec.abs() ** 2).sum() * 1e-3).backward()
+    return grads(m)
+
+def custom_function_flags(flag):
+    class Clip(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False); idx = x.argmax(); ctx.mark_non_differentiable(idx)
+            ctx.save_for_backward(x); return x.clamp(-1, 1), idx
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g, gi):
+            (x,) = ctx.saved_tensors
+            return None if g is None else g * (x.abs() <= 1)
+    torch.manual_seed(0); x = (torch.randn(10) * 2).requires_grad_()
+    with ca(flag): y, _ = Clip.apply(x); (y * 3).sum().backward()
+    return [x.grad]
+
+def compiled_dynamic_graph_break(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    def fwd(x):
+        h = m[0](x); torch._dynamo.graph_break(); return m[2](m[1](h))
+    f = torch.compile(fwd, backend=BACKEND, dynamic=True); out = []
+    for bs in (3, 5, 7):
+        m.zero_grad()
+        with ca(flag): f(torch.randn(bs, 4)).sum().backward()
+        out += grads(m)
+    return out
+
+
 def selective_checkpoint(flag):
     from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
 
@@ -185,7 +240,8 @@ def tensor_parallel(flag):
 
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
-            two_tensor_compiled_forward, tensor_parallel]
+            two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
+            custom_function_flags, compiled_dynamic_graph_break]
 
 
 def same(ref, got):

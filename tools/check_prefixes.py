@@ -127,7 +127,7 @@ def check(prefix: Prefix, stack: Stack, pinned: Path, args: argparse.Namespace, 
         "tests": lambda: tool(sh, "run_upstream_tests.py", "--profile", args.profile, *overlay, "--torch-src", str(prefix.tree),
                               "--report", str(prefix.report), "--junit-dir", str(prefix.junit_dir),
                               *(["--files", *args.files] if args.files else []), *(["-k", args.k] if args.k else []),
-                              *(["--strict-capture"] if args.strict_capture else [])),
+                              *(["--strict-capture"] if args.strict_capture else []), "--jobs", str(args.jobs)),
     }
     for stage in STAGES[: 2 if args.no_tests else 3]:
         ui.info(f"==> prefix {prefix.k} ({prefix.top}): {stage} [{ui.fmt_seconds(time.monotonic() - t0)}]")
@@ -162,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", nargs="+", metavar="F", help="only these test files (relative to test/)")
     p.add_argument("-k", help="pytest -k expression, passed to run_upstream_tests.py")
     p.add_argument("--strict-capture", action="store_true", help="run the tests with P5's strict capture")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="run each test file as N concurrent shards (run_upstream_tests.py --jobs; default: %(default)s)")
     p.add_argument("--no-tests", action="store_true", help="only apply and build each prefix")
     p.add_argument("-q", "--quiet", action="store_true", help="only print the table")
     return p
