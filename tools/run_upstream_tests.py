@@ -423,10 +423,6 @@ class Part:
     log: Path
     state: Path
 
-    @property
-    def name(self) -> str:
-        return f"shard {self.shard[0]}/{self.shard[1]}" if self.shard else "pytest"
-
 
 class Runner:
     def __init__(self, args: argparse.Namespace, target: Target, junit_dir: Path, cache: Path, sh: Shell) -> None:
@@ -442,7 +438,7 @@ class Runner:
 
     def parts(self, suite: up.Suite) -> list[Part]:
         """--shard I/N: that shard; --jobs N: shards 1/N..N/N, each with its own junit, log and state; else the file."""
-        n = getattr(self.args, "jobs", 1)
+        n = self.args.jobs
         if self.shard or n == 1:
             return [Part(self.shard, *(self.junit_dir / f"{suite.slug}{ext}" for ext in (".xml", ".log", ".state")))]
         return [Part((i, n), *(self.junit_dir / f"{suite.slug}.{i}of{n}{ext}" for ext in (".xml", ".log", ".state")))
