@@ -1097,13 +1097,9 @@ class _recomputation_hook(torch.autograd.graph.saved_tensors_hooks):
 
 
 def _current_graph_task_id() -> int:
-    # Compiled autograd runs a backward without making its graph task the
-    # engine's current one, and reports the task itself: the recomputation
-    # then happens once per backward there too.
-    gid = torch._C._current_graph_task_id()
-    if gid == -1:
-        gid = torch._C._dynamo.compiled_autograd.current_graph_task_id()
-    return gid
+    # Compiled autograd's backward included: the recomputation then happens
+    # once per backward there too.
+    return torch.autograd.graph._current_graph_task_id()
 
 
 class _checkpoint_hook(torch.autograd.graph.saved_tensors_hooks):

@@ -4,6 +4,7 @@
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/python_cpp_function.h>
 #include <torch/csrc/autograd/python_function.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
 #include <torch/csrc/jit/frontend/script_type_parser.h>
@@ -926,23 +927,62 @@ static PyObject* note_proxied_call(PyObject* dummy, PyObject* args) {
 // saved variables; saved-tensor hooks that key their state by backward
 // (checkpointing recomputes once per graph task) read this one then.
 static thread_local int compiled_autograd_graph_task_id = -1;
+// The graph task itself, for hooks that ask whether the backward runs a node
+// (register_multi_grad_hook counts the grads it waits for).  The engine ran
+// compute_dependencies and init_to_execute on it before handing it over, so
+// its nodes_in_graph_ and exec_info_ are the ones eager autograd consults.
+static thread_local GraphTask* compiled_autograd_graph_task = nullptr;
 
 struct GraphTaskIdGuard {
-  explicit GraphTaskIdGuard(int id) : prior_(compiled_autograd_graph_task_id) {
-    compiled_autograd_graph_task_id = id;
+  explicit GraphTaskIdGuard(GraphTask& task)
+      : prior_id_(compiled_autograd_graph_task_id),
+        prior_task_(compiled_autograd_graph_task) {
+    compiled_autograd_graph_task_id = task.id_;
+    compiled_autograd_graph_task = &task;
   }
   GraphTaskIdGuard(const GraphTaskIdGuard&) = delete;
   GraphTaskIdGuard& operator=(const GraphTaskIdGuard&) = delete;
   ~GraphTaskIdGuard() {
-    compiled_autograd_graph_task_id = prior_;
+    compiled_autograd_graph_task_id = prior_id_;
+    compiled_autograd_graph_task = prior_task_;
   }
 
  private:
-  int prior_;
+  int prior_id_;
+  GraphTask* prior_task_;
 };
 
 static PyObject* current_graph_task_id(PyObject* dummy, PyObject* args) {
   return PyLong_FromLong(compiled_autograd_graph_task_id);
+}
+
+// torch._C._will_engine_execute_node, asked of the graph task compiled
+// autograd runs: whether this backward runs the node `arg` (a grad_fn).
+static PyObject* will_execute_node(PyObject* dummy, PyObject* arg) {
+  HANDLE_TH_ERRORS;
+  const bool is_python_node = THPFunction_Check(arg);
+  TORCH_CHECK(
+      is_python_node || THPCppFunction_Check(arg),
+      "will_execute_node expects a grad_fn, but got ",
+      Py_TYPE(arg)->tp_name);
+  TORCH_CHECK(
+      compiled_autograd_graph_task != nullptr,
+      "will_execute_node should only be called during a backward that compiled autograd runs");
+  std::shared_ptr<Node> node = is_python_node
+      ? ((THPFunction*)arg)->cdata.lock()
+      : ((THPCppFunction*)arg)->cdata;
+  const GraphTask& task = *compiled_autograd_graph_task;
+  bool runs = task.nodes_in_graph_.count(node.get()) > 0;
+  if (runs && !task.exec_info_.empty()) {
+    auto it = task.exec_info_.find(node.get());
+    runs = it != task.exec_info_.end() && it->second.should_execute();
+    TORCH_CHECK(
+        !(runs && node->topological_nr() == 0 && it->second.captures_),
+        "A leaf node was passed to will_execute_node but we are currently "
+        "running autograd.grad(). This is currently not supported.");
+  }
+  return PyBool_FromLong(runs);
+  END_HANDLE_TH_ERRORS;
 }
 
 static PyObject* is_cache_empty(PyObject* dummy, PyObject* args) {
@@ -977,6 +1017,7 @@ static PyMethodDef _methods[] = {
     {"is_cache_empty", is_cache_empty, METH_NOARGS, nullptr},
     {"note_proxied_call", note_proxied_call, METH_NOARGS, nullptr},
     {"current_graph_task_id", current_graph_task_id, METH_NOARGS, nullptr},
+    {"will_execute_node", will_execute_node, METH_O, nullptr},
     {"set_verbose_logger", set_verbose_logger, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -1420,7 +1461,7 @@ variable_list compiled_autograd(
   LockGuardWithErrorLogs lock_guard(mtx);
   pybind11::gil_scoped_acquire gil;
   at::ThreadLocalStateGuard tls_guard(graph_task.thread_locals_);
-  GraphTaskIdGuard graph_task_id_guard(graph_task.id_);
+  GraphTaskIdGuard graph_task_id_guard(graph_task);
 
   THPObjectPtr inputs;
   THPObjectPtr sizes;
