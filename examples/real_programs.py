@@ -8,21 +8,22 @@ in-place ops on views, an LSTM, retain_graph, a TwoTensor subclass through a
 compiled forward, tensor parallelism (DTensor parameters, one gloo rank), gradient
 accumulation over micro-batches, a gradient penalty (double backward), weight norm
 with a CTC loss and an FFT, a custom Function with a non-differentiable output and
-once_differentiable, and a dynamic-shape compiled forward with a graph break.
+once_differentiable, a dynamic-shape compiled forward with a graph break, and
+multi-grad hooks ("any" and "all", as FSDP2 registers them).
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all eighteen, each in one capture (two for the
+exits 0/1.  The patched wheel passes all nineteen, each in one capture (two for the
 retained graph's second backward and for the first accumulation into existing grads,
-as everywhere).  Stock torch 2.6.0 fails five (in-place ops on views give wrong grads;
-selective checkpointing, the TwoTensor compiled forward, tensor parallelism and the
-weight-norm/CTC/FFT program raise) and stock 2.7.0 two (the checkpointed custom
+as everywhere).  Stock torch 2.6.0 fails six (in-place ops on views give wrong grads;
+selective checkpointing, the TwoTensor compiled forward, tensor parallelism, the
+weight-norm/CTC/FFT program and the multi-grad hooks raise) and stock 2.7.0 two (the checkpointed custom
 Function, tensor parallelism), both recapturing for each new batch size or sequence
 length.
 
 With ``inductor``, embedding_attention differs from eager on the patched wheel and on
 stock 2.6.0 alike: 2.6's Inductor gets that embedding's grad wrong (by 1.4e-2) even
 without compiled autograd (``torch.compile`` of forward and ``autograd.grad``
-together); 2.7's Inductor gets it right.  The other seventeen pass.
+together); 2.7's Inductor gets it right.  The other eighteen pass.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
@@ -195,6 +196,18 @@ def compiled_dynamic_graph_break(flag):
     return out
 
 
+def multi_grad_hooks(flag):
+    # FSDP2-style hooks over several tensors: "any" fires once per backward, "all" gets every grad
+    torch.manual_seed(0); m = nn.Linear(4, 6); seen = []
+    for bs in (3, 5):
+        m.zero_grad(); h = m(torch.randn(bs, 4)); a, b = h[:, :3] * 2, h[:, 3:] * 3
+        hs = [torch.autograd.graph.register_multi_grad_hook((a, b), lambda g: seen.append(1.0), mode="any"),
+              torch.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(sum(g.sum().item() for g in gs)))]
+        with ca(flag): (a.sin() * b.cos()).sum().backward()
+        for x in hs: x.remove()
+    return grads(m, [torch.tensor(seen)])
+
+
 def selective_checkpoint(flag):
     from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
 
@@ -246,7 +259,7 @@ def tensor_parallel(flag):
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
-            custom_function_flags, compiled_dynamic_graph_break]
+            custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks]
 
 
 def same(ref, got):
