@@ -438,11 +438,13 @@ class Runner:
 
     def parts(self, suite: up.Suite) -> list[Part]:
         """--shard I/N: that shard; --jobs N: shards 1/N..N/N, each with its own junit, log and state; else the file."""
+        def part(shard: tuple[int, int] | None, stem: str) -> Part:
+            return Part(shard, *(self.junit_dir / f"{stem}{ext}" for ext in (".xml", ".log", ".state")))
+
         n = self.args.jobs
         if self.shard or n == 1:
-            return [Part(self.shard, *(self.junit_dir / f"{suite.slug}{ext}" for ext in (".xml", ".log", ".state")))]
-        return [Part((i, n), *(self.junit_dir / f"{suite.slug}.{i}of{n}{ext}" for ext in (".xml", ".log", ".state")))
-                for i in range(1, n + 1)]
+            return [part(self.shard, suite.slug)]
+        return [part((i, n), f"{suite.slug}.{i}of{n}") for i in range(1, n + 1)]
 
     def argv(self, suite: up.Suite, part: Part) -> tuple[list[str], dict[str, str]]:
         argv = [*self.target.python_argv, "-m", "pytest", suite.file, "-p", "no:cacheprovider", "-p", up.PLUGIN_MODULE,
@@ -482,7 +484,7 @@ class Runner:
         outcomes = self._execute(parts, commands, suite, index, total)
         seconds = time.monotonic() - t0
         run = merge_parts(suite.file, [self._collect(suite, part, rc, problem, seconds)
-                                       for part, (rc, problem) in zip(parts, outcomes)], len(parts) > 1)
+                                       for part, (rc, problem) in zip(parts, outcomes)])
         c = run.counts()
         summary = ", ".join(f"{v} {k}" for k, v in c.items() if v) or "no tests"
         ui.info(f"{self.label(index, total)} {suite.file}: {summary} in {ui.fmt_seconds(seconds)}"
@@ -512,7 +514,7 @@ class Runner:
                     tees[-1].start()
             t0 = time.monotonic()
             next_beat = t0 + HEARTBEAT_S
-            while len(rcs) < len(procs):
+            while True:
                 for i, proc in enumerate(procs):
                     if i not in rcs and proc.poll() is not None:
                         rcs[i] = proc.returncode
@@ -568,9 +570,9 @@ def _verdict(rc: int, log: Path) -> tuple[int, str | None]:
     return rc, f"pytest exit code {rc}, {what}: {_log_tail(log)}"
 
 
-def merge_parts(file: str, runs: Sequence[up.FileRun], sharded: bool) -> up.FileRun:
+def merge_parts(file: str, runs: Sequence[up.FileRun]) -> up.FileRun:
     """One FileRun from the concurrent shards of a file (a single run is returned as is)."""
-    if not sharded:
+    if len(runs) == 1:
         return runs[0]
     results: dict[str, up.TestResult] = {}
     for r in runs:
