@@ -575,3 +575,12 @@ def test_a_new_venv_on_a_full_disk_is_refused_before_anything_is_made(tmp_path, 
     with pytest.raises(UserError, match=r"100.0 MB free on its disk, a torch 2.6.0 venv \(~5.7 GB installed, plus ~3.6 GB"):
         venv_mod._fill(tmp_path / "venv", sys.executable, tmp_path / "house", Shell(verbose=False), "x", download=tmp_path / "r.txt")
     assert not (tmp_path / "venv").exists() and not (tmp_path / "house").exists()
+
+
+def test_the_stock_and_overlay_venvs_hold_the_cuda_libraries_once(overlay, stock_python):
+    """Both are filled from one wheelhouse: nvidia-* and triton are hard links to one copy (~3.4 GB each)."""
+    stock_site = next(Path(stock_python).parents[1].glob("lib/python3*/site-packages"))
+    overlay_site = next(VENV.glob("lib/python3*/site-packages"))
+    for rel in ("nvidia/cublas/lib/libcublas.so.12", "triton/_C/libtriton.so"):
+        assert (stock_site / rel).samefile(overlay_site / rel), rel
+    assert not (stock_site / "torch/lib/libtorch_cpu.so").samefile(overlay_site / "torch/lib/libtorch_cpu.so")

@@ -39,6 +39,16 @@ def wheelhouse(cache: Path) -> Path:
     return cache / "wheels"
 
 
+# Distributions whose files the venvs share as hard links (nothing writes into them; torch itself is
+# left out: the overlay and the wheel replace files in it).  ~3.4 GB of each torch 2.6.0 venv.
+SHARED_DISTS = ("nvidia_", "triton-")
+
+
+def shared_files(house: Path) -> Path:
+    """One copy per content of the shared files, beside the wheelhouse (same disk as the venvs)."""
+    return house.parent / "shared-files"
+
+
 def lock_hash() -> str:
     return hashlib.sha256(LOCK.read_bytes()).hexdigest()[:16]
 
@@ -88,6 +98,11 @@ def _fill(venv: Path, base: str, house: Path, sh: Shell, what: str, *install_arg
     with ui.step(f"pip install --no-index {what} into {venv}"):
         sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house),
                *install_args, env=pip_env, capture=False)
+    site = site_packages(venv)
+    if site is not None:
+        with ui.step(f"hard-linking {venv}'s CUDA libraries and triton to one copy per file ({shared_files(house)})"):
+            saved = disk.share_installed_files(site, shared_files(house), SHARED_DISTS)
+        ui.info(f"{ui.fmt_bytes(saved)} shared with the other venvs instead of copied")
 
 
 def build_requirements(lock_text: str) -> str:
