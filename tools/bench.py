@@ -16,6 +16,9 @@ venv: steady-state backward (paired samples, both backends) and first backward.
 ``models``: real models (HF and timm) through the pinned tree's own benchmarks/dynamo harness,
 ``--training --accuracy --compiled-autograd``, on stock 2.6, the stack and stock 2.7: the
 harness's accuracy verdict and CA captures/compiles per model, backend and venv.
+``memory``: activation checkpointing (plain, non-reentrant, selective) on an 8-block MLP, eager
+vs compiled autograd, on stock 2.6, the stack and stock 2.7: the bytes the forward keeps and the
+backward's peak, from the profiler's memory events.
 ``report``: all of them in one markdown report (results/report.md), with the
 targets judged from the same run (docs/benchmarks.md).
 
@@ -237,10 +240,14 @@ SETTLE_S = 0.02  # idle gap before each sample: the other worker's OpenMP thread
 
 
 def _worker_argv(venv_kind: str, workload: str, mode: str, *extra: str) -> list[str]:
-    worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
+    return _in_venv(venv_kind, paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py", workload, mode, *extra)
+
+
+def _in_venv(venv_kind: str, script: Path, *args: str) -> list[str]:
+    """argv running ``script`` in the stock 2.6 or 2.7 venv, or in the overlay venv through ``overlay.py run``."""
     if venv_kind in ("stock", "torch27"):
-        return [str(paths.cache_dir() / "venvs" / venv_kind / "bin" / "python"), worker, workload, mode, *extra]
-    return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", worker, workload, mode, *extra]
+        return [str(paths.cache_dir() / "venvs" / venv_kind / "bin" / "python"), str(script), *args]
+    return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", str(script), *args]
 
 
 def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str], out_dir: Path) -> dict:
@@ -820,6 +827,35 @@ def _plot(rows, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def bench_memory(programs: Sequence[str]) -> str:
+    """``memory``: bench_memory.py's checkpointed MLPs in each venv, one process per program and venv."""
+    from tools.lib.overlay.venv import ensure_venv
+
+    ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), Shell(verbose=False))
+    _ensure_overlay()
+    sides = [("stock 2.6", "stock"), ("stack", "overlay")] + ([(PEER_LABEL, PEER)] if peer_available() else [])
+    progress = ui.Progress(len(sides) * len(programs), "memory benchmark")
+    rows = ["| program | torch | eager: alive after forward | CA: alive after forward | eager: backward peak | "
+            "CA: backward peak | CA / eager peak | CA grads equal eager's |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    for program in programs:
+        for label, kind in sides:
+            proc = subprocess.run(_in_venv(kind, paths.REPO_ROOT / "tools" / "lib" / "bench_memory.py", program),
+                                  capture_output=True, text=True, timeout=1800)
+            lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+            r = json.loads(lines[-1]) if lines else {"error": f"worker exit {proc.returncode}: {proc.stderr[-200:]}"}
+            progress.advance(f"{program} {label}")
+            if "error" in r:
+                rows.append(f"| {program} | {label} | fails: {r['error'][:90]} | | | | | |")
+                continue
+            mb = lambda n: f"{n / 2**20:.1f} MiB"  # noqa: E731
+            rows.append(f"| {program} | {label} | {mb(r['eager_alive_after_forward'])} | {mb(r['ca_alive_after_forward'])} | "
+                        f"{mb(r['eager_backward_peak'])} | {mb(r['ca_backward_peak'])} | "
+                        f"{r['ca_backward_peak'] / r['eager_backward_peak']:.2f} | {'yes' if r['grads_equal_eager'] else 'NO'} |")
+    return (f"8-block MLP, batch 2048, 256 features, fp32; bytes allocated (profiler CPU memory events), relative to "
+            f"just before the forward; the second backward of each way (the first captures and compiles).\n"
+            f"{machine_facts()}\n\n" + "\n".join(rows))
+
+
 BACKENDS_MODELS = ("aot_eager", "inductor")
 MODELS_SIDES = ("stock-2.6", "stack", "stock-2.7")
 
@@ -918,6 +954,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="logs and raw results (default: %(default)s, gitignored)")
     m.add_argument("--from-outcomes", type=Path, nargs="+", default=None, metavar="JSON",
                    help="run nothing: render the report from outcomes.json files of earlier runs (later ones win)")
+    mem = sub.add_parser("memory", help="activation checkpointing: bytes kept by the forward and the backward's peak, "
+                         "eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
+    mem.add_argument("--programs", nargs="+", default=["plain", "checkpoint", "selective"],
+                     choices=["plain", "checkpoint", "selective"], help="default: all")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -945,6 +985,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs))
+    elif args.what == "memory":
+        ui.out(bench_memory(args.programs))
     elif args.what == "models" and args.from_outcomes:
         ui.out(render_models(args.from_outcomes))
     elif args.what == "models":
