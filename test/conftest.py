@@ -50,14 +50,15 @@ class ToolResult:
         return lines[-1] if lines else ""
 
 
-def run_tool(name: str, *args: str | Path, env: dict[str, str] | None = None, prefix: list[str] | None = None) -> ToolResult:
+def run_tool(name: str, *args: str | Path, env: dict[str, str] | None = None, prefix: list[str] | None = None,
+             timeout: int = 600) -> ToolResult:
     """Run ``python tools/<name>.py ARGS`` as a user would, from the repo root."""
     full_env = dict(os.environ)
     full_env.pop("FCA_FAILPOINT", None)
     if env:
         full_env.update(env)
     argv = (prefix or []) + [sys.executable, str(REPO_ROOT / "tools" / f"{name}.py"), *map(str, args)]
-    proc = subprocess.run(argv, cwd=REPO_ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(argv, cwd=REPO_ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
     return ToolResult(proc.returncode, proc.stdout, proc.stderr)
 
 
