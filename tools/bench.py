@@ -44,6 +44,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.lib import paths, ui
+from tools.lib.bench_memory import PROGRAMS as MEMORY_PROGRAMS
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
@@ -324,12 +325,21 @@ def _worker_env(kind: str, rep: int, out_dir: Path) -> dict[str, str]:
 
 
 def _ca_sample(venv_kind: str, workload: str, mode: str, env: dict[str, str]) -> dict:
-    proc = subprocess.run(_worker_argv(venv_kind, workload, mode), capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=1800)
+    return _answer_of(_worker_argv(venv_kind, workload, mode), env)
+
+
+def _answer_of(argv: list[str], env: dict[str, str] | None = None) -> dict:
+    """Run a worker; its last JSON line, or ``{"error": ...}`` when it exits non-zero or prints none."""
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=1800)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
         return {"error": f"worker exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
     return json.loads(lines[-1])
+
+
+def memory_sample(venv_kind: str, program: str) -> dict:
+    """bench_memory.py's answer for ``program`` in one venv."""
+    return _answer_of(_in_venv(venv_kind, paths.REPO_ROOT / "tools" / "lib" / "bench_memory.py", program))
 
 
 class _Worker:
@@ -839,10 +849,7 @@ def bench_memory(programs: Sequence[str]) -> str:
             "CA: backward peak | CA / eager peak | CA grads equal eager's |", "|---|---|---:|---:|---:|---:|---:|---|"]
     for program in programs:
         for label, kind in sides:
-            proc = subprocess.run(_in_venv(kind, paths.REPO_ROOT / "tools" / "lib" / "bench_memory.py", program),
-                                  capture_output=True, text=True, timeout=1800)
-            lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-            r = json.loads(lines[-1]) if lines else {"error": f"worker exit {proc.returncode}: {proc.stderr[-200:]}"}
+            r = memory_sample(kind, program)
             progress.advance(f"{program} {label}")
             if "error" in r:
                 rows.append(f"| {program} | {label} | fails: {r['error'][:90]} | | | | | |")
@@ -956,8 +963,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run nothing: render the report from outcomes.json files of earlier runs (later ones win)")
     mem = sub.add_parser("memory", help="activation checkpointing: bytes kept by the forward and the backward's peak, "
                          "eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
-    mem.add_argument("--programs", nargs="+", default=["plain", "checkpoint", "selective"],
-                     choices=["plain", "checkpoint", "selective"], help="default: all")
+    mem.add_argument("--programs", nargs="+", default=list(MEMORY_PROGRAMS), choices=MEMORY_PROGRAMS, help="default: all")
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")

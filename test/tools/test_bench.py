@@ -347,23 +347,17 @@ def test_the_ca_table_gives_the_peers_median_and_the_overlay_over_it(tmp_path):
     assert "2.7 median | overlay/2.7" in table.splitlines()[0]
 
 
-def _memory(kind: str, program: str) -> dict:
-    proc = subprocess.run(bench._in_venv(kind, paths.REPO_ROOT / "tools" / "lib" / "bench_memory.py", program),
-                          capture_output=True, text=True, timeout=900)
-    return json.loads([l for l in proc.stdout.splitlines() if l.startswith("{")][-1])
-
-
 def test_checkpointing_keeps_eager_s_bytes_to_the_backward_and_recomputes_once_per_backward(overlay, stock_python):
     """Non-reentrant checkpointing under compiled autograd: the forward keeps what eager keeps; stock
     2.6 recomputes each block once per saved tensor (P9), so its backward peaks far above the stack's."""
-    stack, stock = _memory("overlay", "checkpoint"), _memory("stock", "checkpoint")
+    stack, stock = bench.memory_sample("overlay", "checkpoint"), bench.memory_sample("stock", "checkpoint")
     assert stack["grads_equal_eager"] and stock["grads_equal_eager"], (stack, stock)
     assert stack["ca_alive_after_forward"] == stack["eager_alive_after_forward"]
     assert stack["ca_backward_peak"] < stock["ca_backward_peak"] / 2, (stack, stock)
 
 
 def test_selective_checkpointing_gives_eager_s_grads_and_peak_under_compiled_autograd(overlay, stock_python):
-    stack, stock = _memory("overlay", "selective"), _memory("stock", "selective")
+    stack, stock = bench.memory_sample("overlay", "selective"), bench.memory_sample("stock", "selective")
     assert stack["grads_equal_eager"], stack
     assert stack["ca_backward_peak"] <= 1.10 * stack["eager_backward_peak"], stack
     assert stock["error"].startswith("RuntimeError: Trying to backward an extra time"), stock

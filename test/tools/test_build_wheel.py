@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, WHERE_DEFINED, run_tool
-from tools.lib import disk, paths, stock_wheel, wheel
+from tools.lib import paths, stock_wheel, wheel
 from tools.lib.overlay import torch_hook
-from tools.lib.overlay.venv import SHARED_DISTS, shared_files, wheelhouse
+from tools.lib.overlay.venv import share_cuda_libraries, wheelhouse
 
 HOUSE = wheelhouse(paths.cache_dir())
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -102,7 +102,7 @@ def wheel_venv(fca_wheel, tmp_path_factory) -> Path:
     proc = pip(venv, "install", "-q", "--no-index", "--find-links", str(HOUSE), str(fca_wheel))
     assert proc.returncode == 0, proc.stderr[-3000:]
     # 3.4 GB of CUDA libraries and triton: one copy with the cache's venvs for the session
-    disk.share_installed_files(next(venv.glob("lib/python3*/site-packages")), shared_files(HOUSE), SHARED_DISTS)
+    share_cuda_libraries(venv, HOUSE)
     return venv
 
 

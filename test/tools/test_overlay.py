@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO_ROOT, WHERE_DEFINED, export_stack, git, run_tool
 from tools.lib import paths
 from tools.lib.overlay import checks, compile as cc, generated, install
-from tools.lib.overlay.venv import TORCH_VERSION, validate_torch
+from tools.lib.overlay.venv import TORCH_VERSION, site_packages, validate_torch
 from tools.lib.ui import UserError
 
 OVERLAY = paths.cache_dir() / "overlay"
@@ -579,8 +579,7 @@ def test_a_new_venv_on_a_full_disk_is_refused_before_anything_is_made(tmp_path, 
 
 def test_the_stock_and_overlay_venvs_hold_the_cuda_libraries_once(overlay, stock_python):
     """Both are filled from one wheelhouse: nvidia-* and triton are hard links to one copy (~3.4 GB each)."""
-    stock_site = next(Path(stock_python).parents[1].glob("lib/python3*/site-packages"))
-    overlay_site = next(VENV.glob("lib/python3*/site-packages"))
+    stock_site, overlay_site = site_packages(Path(stock_python).parents[1]), site_packages(VENV)
     for rel in ("nvidia/cublas/lib/libcublas.so.12", "triton/_C/libtriton.so"):
         assert (stock_site / rel).samefile(overlay_site / rel), rel
     assert not (stock_site / "torch/lib/libtorch_cpu.so").samefile(overlay_site / "torch/lib/libtorch_cpu.so")

@@ -98,11 +98,15 @@ def _fill(venv: Path, base: str, house: Path, sh: Shell, what: str, *install_arg
     with ui.step(f"pip install --no-index {what} into {venv}"):
         sh.run(str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house),
                *install_args, env=pip_env, capture=False)
+    with ui.step(f"hard-linking {venv}'s CUDA libraries and triton to one copy per file ({shared_files(house)})"):
+        saved = share_cuda_libraries(venv, house)
+    ui.info(f"{ui.fmt_bytes(saved)} shared with the other venvs instead of copied")
+
+
+def share_cuda_libraries(venv: Path, house: Path) -> int:
+    """Hard-link ``venv``'s SHARED_DISTS files to the one copy kept beside ``house``: the bytes saved."""
     site = site_packages(venv)
-    if site is not None:
-        with ui.step(f"hard-linking {venv}'s CUDA libraries and triton to one copy per file ({shared_files(house)})"):
-            saved = disk.share_installed_files(site, shared_files(house), SHARED_DISTS)
-        ui.info(f"{ui.fmt_bytes(saved)} shared with the other venvs instead of copied")
+    return disk.share_installed_files(site, shared_files(house), SHARED_DISTS) if site is not None else 0
 
 
 def build_requirements(lock_text: str) -> str:
