@@ -4484,6 +4484,96 @@ torch::Tensor rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
+    # (mode, spatial dims, interpolate kwargs): every upsample backward op
+    _UPSAMPLE_MODES = [
+        ("nearest", 1, {}),
+        ("nearest", 2, {}),
+        ("nearest", 3, {}),
+        ("nearest-exact", 1, {}),
+        ("nearest-exact", 3, {}),
+        ("linear", 1, {}),
+        ("bilinear", 2, {}),
+        ("bilinear", 2, {"antialias": True}),
+        ("bicubic", 2, {}),
+        ("bicubic", 2, {"antialias": True}),
+        ("trilinear", 3, {}),
+    ]
+
+    def test_dynamic_first_capture_upsample_backwards_reuse_the_capture(self):
+        # the backward of every upsample mode runs on the capture's symbolic
+        # sizes (stock 2.6's metas for most of them took int[] and failed on
+        # the first new size): one capture for every size, grads as eager's
+        for mode, dims, kwargs in self._UPSAMPLE_MODES:
+            with self.subTest(mode=mode, dims=dims, **kwargs):
+
+                def fn():
+                    for size in [4, 6, 9]:
+                        x = torch.randn(2, 3, *[size] * dims, requires_grad=True)
+                        y = F.interpolate(x, scale_factor=2, mode=mode, **kwargs)
+                        y.sin().sum().backward()
+                        yield x.grad
+
+                self.check_output_and_recompiles(
+                    fn,
+                    count=[1, 2],
+                    compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+                )
+
+    def test_upsample_backward_metas_take_symbolic_sizes_and_keep_eager_layout(self):
+        # each upsample backward op, traced with symbolic sizes, gives
+        # grad_input the shape and strides its CPU kernel gives, for
+        # channels-last grads too
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        aten = torch.ops.aten
+
+        def hint(size):
+            return size.node.hint if isinstance(size, torch.SymInt) else size
+
+        for op, dims, align_corners in [
+            (aten.upsample_nearest1d_backward, 1, ()),
+            (aten.upsample_nearest2d_backward, 2, ()),
+            (aten.upsample_nearest3d_backward, 3, ()),
+            (aten._upsample_nearest_exact1d_backward, 1, ()),
+            (aten._upsample_nearest_exact2d_backward, 2, ()),
+            (aten._upsample_nearest_exact3d_backward, 3, ()),
+            (aten.upsample_linear1d_backward, 1, (False,)),
+            (aten.upsample_bilinear2d_backward, 2, (False,)),
+            (aten._upsample_bilinear2d_aa_backward, 2, (True,)),
+            (aten.upsample_bicubic2d_backward, 2, (False,)),
+            (aten._upsample_bicubic2d_aa_backward, 2, (False,)),
+            (aten.upsample_trilinear3d_backward, 3, (True,)),
+        ]:
+            for channels_last in [False, True] if dims > 1 else [False]:
+                with self.subTest(op=str(op), channels_last=channels_last):
+
+                    def grad_input(grad_output, x):
+                        return op(
+                            grad_output,
+                            grad_output.shape[2:],
+                            x.shape,
+                            *align_corners,
+                            *[2.0] * dims,
+                        )
+
+                    x = torch.randn(2, 3, *[5] * dims)
+                    g = torch.randn(2, 3, *[10] * dims)
+                    if channels_last:
+                        g = g.contiguous(
+                            memory_format=torch.channels_last
+                            if dims == 2
+                            else torch.channels_last_3d
+                        )
+                    eager = grad_input(g, x)
+                    gm = make_fx(grad_input, tracing_mode="symbolic")(g, x)
+                    output = next(n for n in gm.graph.nodes if n.op == "output")
+                    traced = output.args[0].meta["val"]
+                    self.assertIsInstance(traced.shape[2], torch.SymInt)
+                    self.assertEqual(list(map(hint, traced.shape)), list(eager.shape))
+                    self.assertEqual(
+                        list(map(hint, traced.stride())), list(eager.stride())
+                    )
+
     @scoped_load_inline
     def test_dynamic_first_capture_size_read_at_capture_recaptures_for_each_value(
         self, load_inline
