@@ -8,16 +8,20 @@ in-place ops on views, an LSTM, retain_graph, a TwoTensor subclass through a
 compiled forward, tensor parallelism (DTensor parameters, one gloo rank), gradient
 accumulation over micro-batches, a gradient penalty (double backward), weight norm
 with a CTC loss and an FFT, a custom Function with a non-differentiable output and
-once_differentiable, a dynamic-shape compiled forward with a graph break, and
-multi-grad hooks ("any" and "all", as FSDP2 registers them).
+once_differentiable, a dynamic-shape compiled forward with a graph break,
+multi-grad hooks ("any" and "all", as FSDP2 registers them), an optimizer step in
+post-accumulate-grad hooks, a UNet-style decoder that upsamples over changing
+image sizes, a torch.library custom op with a registered backward, and nested
+checkpoints.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all nineteen, each in one capture (two for the
+exits 0/1.  The patched wheel passes all twenty-three, each in one capture (two for the
 retained graph's second backward and for the first accumulation into existing grads,
-as everywhere).  Stock torch 2.6.0 fails six (in-place ops on views give wrong grads;
-selective checkpointing, the TwoTensor compiled forward, tensor parallelism, the
-weight-norm/CTC/FFT program and the multi-grad hooks raise) and stock 2.7.0 two (the checkpointed custom
-Function, tensor parallelism), both recapturing for each new batch size or sequence
+as everywhere).  Stock torch 2.6.0 fails seven (in-place ops on views give wrong
+grads; selective checkpointing, the TwoTensor compiled forward, tensor parallelism,
+the weight-norm/CTC/FFT program, the multi-grad hooks and the upsampling decoder
+raise) and stock 2.7.0 four (the checkpointed custom Function, the nested
+checkpoints, tensor parallelism, the upsampling decoder), both recapturing for each new batch size or sequence
 length.
 
 With ``inductor``, embedding_attention differs from eager on the patched wheel and on
@@ -256,10 +260,75 @@ def tensor_parallel(flag):
     return out
 
 
+def optimizer_in_backward(flag):
+    # the optimizer step runs in each parameter's post-accumulate-grad hook, freeing its grad
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)); seen = []
+    opts = {p: torch.optim.SGD([p], lr=0.1) for p in m.parameters()}
+    def step(p):
+        seen.append(p.grad.sum()); opts[p].step(); opts[p].zero_grad(set_to_none=True)
+    hs = [p.register_post_accumulate_grad_hook(step) for p in m.parameters()]
+    for bs in (3, 5):
+        with ca(flag): m(torch.randn(bs, 4)).pow(2).sum().backward()
+    for h in hs: h.remove()
+    return [p.detach().clone() for p in m.parameters()] + [torch.stack(seen)]
+
+def upsampling_decoder(flag):
+    # a UNet-style decoder: conv, bilinear and nearest upsampling, a skip connection, over image sizes
+    torch.manual_seed(0); enc = nn.Conv2d(3, 8, 3, stride=2, padding=1); dec = nn.Conv2d(8 + 3, 3, 3, padding=1); out = []
+    for hw in (8, 12, 6):
+        enc.zero_grad(); dec.zero_grad(); x = torch.randn(2, 3, hw, hw)
+        h = F.interpolate(F.relu(enc(x)), scale_factor=2, mode="bilinear", align_corners=False)
+        y = dec(torch.cat([h, F.interpolate(x, size=(hw, hw), mode="nearest")], 1))
+        with ca(flag): F.mse_loss(y, x).backward()
+        out += grads(enc) + grads(dec)
+    return out
+
+
+def library_custom_op(flag):
+    # a torch.library custom op with its backward registered through register_autograd
+    name = "fca_examples::scaled_sin_" + ("ca" if flag else "eager")
+
+    @torch.library.custom_op(name, mutates_args=())
+    def scaled_sin(x: torch.Tensor, s: float) -> torch.Tensor:
+        return torch.sin(x) * s
+
+    @scaled_sin.register_fake
+    def _(x, s):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0]); ctx.s = inputs[1]
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * torch.cos(x) * ctx.s, None
+
+    scaled_sin.register_autograd(backward, setup_context=setup_context)
+    torch.manual_seed(0); w = torch.randn(4, requires_grad=True); out = []
+    for bs in (3, 5):
+        w.grad = None
+        with ca(flag): scaled_sin(torch.randn(bs, 4) * w, 2.0).sum().backward()
+        out.append(w.grad.clone())
+    return out
+
+
+def nested_checkpoint(flag):
+    # a non-reentrant checkpoint inside another one
+    torch.manual_seed(0); m1 = nn.Linear(4, 4); m2 = nn.Linear(4, 4); out = []
+    ck = functools.partial(torch.utils.checkpoint.checkpoint, use_reentrant=False)
+    for bs in (3, 5):
+        m1.zero_grad(); m2.zero_grad(); x = torch.randn(bs, 4, requires_grad=True)
+        y = ck(lambda t: ck(lambda u: m2(m1(u).relu()).sin(), t) * 2, x)
+        with ca(flag): y.sum().backward()
+        out += grads(m1) + grads(m2) + [x.grad]
+    return out
+
+
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
-            custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks]
+            custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks, optimizer_in_backward,
+            upsampling_decoder, library_custom_op, nested_checkpoint]
 
 
 def same(ref, got):

@@ -738,6 +738,12 @@ def shard_of(nodeid: str, num_shards: int) -> int:
 
 # -- the pytest plugin (written next to the junit files, loaded with -p) --------------------
 
+PCH_ENV = "FCA_UPSTREAM_PCH"
+# what a run that used the precompiled header leaves in <torch>/include/torch/: removed
+# after the run and before one (a header left by another build of torch could be stale:
+# its signature is the compile command, not the headers' contents)
+PCH_FILES = ("extension.h.gch", "extension.h.sign", "extension.h.fca-lock")
+
 PLUGIN_MODULE = "fca_upstream_plugin"
 PLUGIN_SOURCE = '''\
 """Loaded into upstream pytest runs by tools/run_upstream_tests.py (generated; do not edit).
@@ -745,7 +751,9 @@ PLUGIN_SOURCE = '''\
 Writes collected.json (node ids before and after -k/shard filtering) and one
 line per finished test to progress.tsv, into $FCA_UPSTREAM_STATE.  With
 $FCA_UPSTREAM_SHARD=I/N it shards like upstream's pytest_shard_custom (for
-trees whose conftest lacks --shard-id/--num-shards).
+trees whose conftest lacks --shard-id/--num-shards).  With
+$FCA_UPSTREAM_PCH=1, load_inline uses torch/extension.h's precompiled header
+(torch's own use_pch), which the runner built before the run.
 """
 import hashlib
 import json
@@ -773,6 +781,39 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = [it for it in items
                     if int.from_bytes(hashlib.sha256(it.nodeid.encode()).digest(), "little") % n == i - 1]
     _write("collected.json", json.dumps({"collected": before, "selected": [i.nodeid for i in items]}))
+
+
+def pytest_configure(config):
+    if os.environ.get("FCA_UPSTREAM_PCH") == "1":
+        _use_the_precompiled_header()
+
+
+def _use_the_precompiled_header():
+    # load_inline without compiler flags of its own uses torch/extension.h's
+    # precompiled header (torch's use_pch); the first such call of the run
+    # builds it.  A lock next to the header keeps every compile of any shard
+    # off the header while it is written (shared while compiling, exclusive
+    # while building), and nothing removes it mid-run (load_inline without
+    # use_pch would); the runner removes it after the run.
+    import fcntl
+
+    from torch.utils import cpp_extension
+
+    plain = cpp_extension.load_inline
+    lock_path = os.path.join(cpp_extension._TORCH_PATH, "include", "torch", "extension.h.fca-lock")
+
+    def load_inline(*args, **kwargs):
+        eligible = len(args) <= 4 and not kwargs.get("extra_cflags") and not kwargs.get("extra_include_paths")
+        with open(lock_path, "a") as lock:
+            if eligible and kwargs.get("use_pch", True):
+                kwargs["use_pch"] = True
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                cpp_extension._check_and_build_extension_h_precompiler_headers(None, None)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            return plain(*args, **kwargs)
+
+    cpp_extension.load_inline = load_inline
+    cpp_extension.remove_extension_h_precompiler_headers = lambda: None
 
 
 _RANK = {"passed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "failed": 3, "error": 4}
