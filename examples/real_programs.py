@@ -27,7 +27,8 @@ length.
 With ``inductor``, embedding_attention differs from eager on the patched wheel and on
 stock 2.6.0 alike: 2.6's Inductor gets that embedding's grad wrong (by 1.4e-2) even
 without compiled autograd (``torch.compile`` of forward and ``autograd.grad``
-together); 2.7's Inductor gets it right.  The other eighteen pass.
+together); 2.7's Inductor gets it right.  The other eighteen of the first nineteen
+pass with Inductor; the last four were measured with aot_eager.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
