@@ -439,12 +439,11 @@ class Runner:
         self.shard = up.parse_shard(args.shard) if args.shard else None
         self.upstream_shard = upstream_has_shard_options(target.tests_dir)
         self.start = time.monotonic()
-        self.pch = bool(args.pch)
 
     def remove_pch(self) -> None:
         """torch/extension.h's precompiled header out of the target (before and after a run)."""
-        torch_file = getattr(self.target, "probe", {}).get("torch_file")
-        if self.pch and torch_file:
+        torch_file = self.target.probe.get("torch_file")
+        if self.args.pch and torch_file:
             for name in up.PCH_FILES:
                 (Path(torch_file).parent / "include" / "torch" / name).unlink(missing_ok=True)
 
@@ -467,7 +466,7 @@ class Runner:
         env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir), "FCA_UPSTREAM_STATE": str(part.state)}
         if self.args.strict_capture:
             env[up.STRICT_ENV] = "1"
-        if self.pch:
+        if self.args.pch:
             env[up.PCH_ENV] = "1"
         if part.shard:
             i, n = part.shard

@@ -753,7 +753,7 @@ line per finished test to progress.tsv, into $FCA_UPSTREAM_STATE.  With
 $FCA_UPSTREAM_SHARD=I/N it shards like upstream's pytest_shard_custom (for
 trees whose conftest lacks --shard-id/--num-shards).  With
 $FCA_UPSTREAM_PCH=1, load_inline uses torch/extension.h's precompiled header
-(torch's own use_pch), which the runner built before the run.
+(torch's own use_pch): the run's first eligible call builds it.
 """
 import hashlib
 import json
