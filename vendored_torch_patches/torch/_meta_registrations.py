@@ -3717,6 +3717,14 @@ def meta_binop_inplace_alpha(self, other, alpha=1):
     return self
 
 
+@register_meta([aten.hardshrink_backward.default, aten.softshrink_backward.default])
+def meta_shrink_backward(grad_out, self, lambd):
+    # a binary TensorIterator op in C++, whose meta cannot take symbolic sizes
+    return elementwise_meta(
+        grad_out, self, type_promotion=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT
+    )
+
+
 @register_meta([aten.round.default, aten.round.decimals])
 def meta_round(self, **kwargs):
     return elementwise_meta(
@@ -4465,6 +4473,28 @@ def meta_fractional_max_pool2d(self, kernel_size, output_size, random_samples):
             device=self.device,
         ),
     )
+
+
+@register_meta(aten.fractional_max_pool2d_backward.default)
+def meta_fractional_max_pool2d_backward(
+    grad_output, self, kernel_size, output_size, indices
+):
+    # The C++ meta reads the input's sizes as ints, which a symbolic size
+    # (a dynamic-shape trace of the backward) cannot give.  grad_input is
+    # contiguous with the input's shape and dtype, as there.
+    torch._check(
+        self.ndim in (3, 4),
+        lambda: f"fractional_max_pool2d_backward(): Expected 3D or 4D tensor, but got: {self.ndim}",
+    )
+    torch._check(
+        output_size[1] == grad_output.size(-1),
+        lambda: "fractional_max_pool2d_backward(): gradOutput width unexpected",
+    )
+    torch._check(
+        output_size[0] == grad_output.size(-2),
+        lambda: "fractional_max_pool2d_backward(): gradOutput height unexpected",
+    )
+    return self.new_empty(self.shape)
 
 
 @register_meta(aten.max_pool3d_with_indices)

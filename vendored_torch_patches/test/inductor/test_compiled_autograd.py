@@ -4576,6 +4576,111 @@ torch::Tensor rows(const torch::Tensor& x) {
                         list(map(hint, traced.stride())), list(eager.stride())
                     )
 
+    # (name, input at batch size n, forward): ops whose backward ran a C++
+    # kernel or meta that cannot take symbolic sizes
+    _SYMBOLIC_BACKWARD_PROGRAMS = [
+        (
+            "affine_grid",
+            lambda n: torch.randn(n, 2, 3),
+            lambda x: F.affine_grid(x, [x.shape[0], 1, 5, 6], False),
+        ),
+        (
+            "affine_grid_5d",
+            lambda n: torch.randn(n, 3, 4),
+            lambda x: F.affine_grid(x, [x.shape[0], 1, 3, 4, 5], True),
+        ),
+        ("hardshrink", lambda n: torch.randn(n, 4), F.hardshrink),
+        ("softshrink", lambda n: torch.randn(n, 4), F.softshrink),
+        (
+            "fractional_max_pool2d",
+            lambda n: torch.randn(n, 3, 7, 7),
+            lambda x: F.fractional_max_pool2d(
+                x, 2, output_size=3, _random_samples=torch.rand(x.shape[0], 3, 2)
+            ),
+        ),
+    ]
+
+    def test_dynamic_first_capture_affine_grid_shrink_and_fractional_pool_backwards_reuse_the_capture(
+        self,
+    ):
+        # these backwards run on the capture's symbolic sizes (on stock 2.6,
+        # affine_grid's gave wrong grads and the others failed at the first
+        # new size): one capture for every batch size, grads as eager's
+        for name, make_input, forward in self._SYMBOLIC_BACKWARD_PROGRAMS:
+            with self.subTest(name):
+
+                def fn():
+                    for n in [2, 3, 5]:
+                        torch.manual_seed(n)
+                        x = make_input(n).requires_grad_()
+                        forward(x).sin().sum().backward()
+                        yield x.grad
+
+                self.check_output_and_recompiles(
+                    fn,
+                    count=[1, 2],
+                    compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+                )
+
+    def test_affine_grid_shrink_and_fractional_pool_backward_ops_trace_with_symbolic_sizes(
+        self,
+    ):
+        # each op traced by make_fx with symbolic sizes gives the shape,
+        # strides and dtype of its eager kernel, and the traced graph
+        # computes eager's values
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        aten = torch.ops.aten
+
+        def hint(size):
+            return size.node.hint if isinstance(size, torch.SymInt) else size
+
+        x4 = torch.randn(2, 3, 7, 7)
+        _, indices = F.fractional_max_pool2d(x4, 2, output_size=3, return_indices=True)
+        for name, op, args in [
+            (
+                "affine_grid_4d",
+                lambda g: aten.affine_grid_generator_backward(
+                    g, g.shape[:1] + (1,) + g.shape[1:3], False
+                ),
+                (torch.randn(4, 5, 6, 2),),
+            ),
+            (
+                "affine_grid_5d",
+                lambda g: aten.affine_grid_generator_backward(
+                    g, g.shape[:1] + (1,) + g.shape[1:4], True
+                ),
+                (torch.randn(7, 3, 4, 5, 3),),
+            ),
+            (
+                "hardshrink",
+                lambda g, x: aten.hardshrink_backward(g, x, 0.5),
+                (torch.randn(4, 3), torch.randn(4, 3, dtype=torch.float64)),
+            ),
+            (
+                "softshrink",
+                lambda g, x: aten.softshrink_backward(g, x, 0.5),
+                (torch.randn(4, 3), torch.randn(4, 3)),
+            ),
+            (
+                "fractional_max_pool2d",
+                lambda g, x, i: aten.fractional_max_pool2d_backward(
+                    g, x, [2, 2], [3, 3], i
+                ),
+                (torch.randn(2, 3, 3, 3), x4, indices),
+            ),
+        ]:
+            with self.subTest(name):
+                eager = op(*args)
+                gm = make_fx(op, tracing_mode="symbolic")(*args)
+                output = next(n for n in gm.graph.nodes if n.op == "output")
+                traced = output.args[0].meta["val"]
+                self.assertIsInstance(traced.shape[0], torch.SymInt)
+                self.assertEqual(list(map(hint, traced.shape)), list(eager.shape))
+                self.assertEqual(list(map(hint, traced.stride())), list(eager.stride()))
+                self.assertEqual(traced.dtype, eager.dtype)
+                self.assertEqual(gm(*args), eager)
+
     @scoped_load_inline
     def test_dynamic_first_capture_size_read_at_capture_recaptures_for_each_value(
         self, load_inline
