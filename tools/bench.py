@@ -251,6 +251,22 @@ def _in_venv(venv_kind: str, script: Path, *args: str) -> list[str]:
     return [sys.executable, str(TOOLS / "overlay.py"), "-q", "run", "--", "python", str(script), *args]
 
 
+def _callgrind_env(env: dict[str, str], cache: Path) -> dict[str, str]:
+    """``env`` plus what a worker under callgrind needs: the region library, and counts
+    that depend on the code alone."""
+    from tools.lib import callgrind
+
+    return {**env, "FCA_BENCH_CALLGRIND_CTL": str(callgrind.ensure_ctl_lib(cache)), "PYTHONHASHSEED": "0",
+            # Inductor compiles in this process (a worker pool's work would not be counted),
+            # with no AVX-512 in its kernels, which run under valgrind
+            "TORCHINDUCTOR_COMPILE_THREADS": "1", "CXX": str(callgrind.ensure_cxx_wrapper(cache)),
+            # kernels on one thread: valgrind runs threads one at a time, and OpenMP workers
+            # spinning for work there count instructions that depend on scheduling (a
+            # transformer's Inductor steady-state backward read 9.7 M with the machine's
+            # threads and 4.2 M on one; its dynamic/static ratio 1.13, and 1.005 on one)
+            "OMP_NUM_THREADS": "1"}
+
+
 def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str], out_dir: Path) -> dict:
     """One worker run under callgrind: ``{"instructions": n}`` for the region the worker mode
     times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's python (its
@@ -261,10 +277,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     from tools.lib.overlay.venv import venv_python
 
     cache = paths.cache_dir() / "bench" / "callgrind"
-    env = {**env, "FCA_BENCH_CALLGRIND_CTL": str(callgrind.ensure_ctl_lib(cache)), "PYTHONHASHSEED": "0",
-           # Inductor compiles in this process (a worker pool's work would not be counted),
-           # with no AVX-512 in its kernels, which run under valgrind
-           "TORCHINDUCTOR_COMPILE_THREADS": "1", "CXX": str(callgrind.ensure_cxx_wrapper(cache))}
+    env = _callgrind_env(env, cache)
     if kind in ("stock", PEER):
         venv = paths.cache_dir() / "venvs" / kind
     else:

@@ -273,6 +273,17 @@ def test_a_count_of_several_regions_is_given_per_region(tmp_path):
     assert bench._instructions_result("overlay", worker, tmp_path / "callgrind.out") == {"instructions": 25}
 
 
+def test_workers_under_callgrind_run_kernels_on_one_thread(tmp_path):
+    """Valgrind runs threads one at a time, and OpenMP workers spinning there count
+    instructions that depend on scheduling: counts taken with the machine's threads
+    compared the same Inductor graph at 1.13. The caller's own variables stay."""
+    env = bench._callgrind_env({"OMP_NUM_THREADS": "8", "TORCH_EXTENSIONS_DIR": "x"}, tmp_path)
+    assert env["OMP_NUM_THREADS"] == "1"
+    assert env["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+    assert env["TORCH_EXTENSIONS_DIR"] == "x"
+    assert Path(env["FCA_BENCH_CALLGRIND_CTL"]).is_file()
+
+
 def test_instruction_samples_count_the_first_capture_in_each_venv(overlay, stock_python, tmp_path):
     """The real thing, under valgrind: one count per venv for the region the capture mode times."""
     for kind in ("stock", "overlay"):
