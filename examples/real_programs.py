@@ -11,24 +11,26 @@ with a CTC loss and an FFT, a custom Function with a non-differentiable output a
 once_differentiable, a dynamic-shape compiled forward with a graph break,
 multi-grad hooks ("any" and "all", as FSDP2 registers them), an optimizer step in
 post-accumulate-grad hooks, a UNet-style decoder that upsamples over changing
-image sizes, a torch.library custom op with a registered backward, and nested
-checkpoints.
+image sizes, a torch.library custom op with a registered backward, nested
+checkpoints, a spatial transformer (affine_grid, grid_sample, a fractional max-pool,
+soft-shrink) over batch sizes, and a complex-valued layer with a float64 FFT head.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all twenty-three, each in one capture (two for the
+exits 0/1.  The patched wheel passes all twenty-five, each in one capture (two for the
 retained graph's second backward and for the first accumulation into existing grads,
-as everywhere).  Stock torch 2.6.0 fails seven (in-place ops on views give wrong
+as everywhere).  Stock torch 2.6.0 fails nine (in-place ops on views give wrong
 grads; selective checkpointing, the TwoTensor compiled forward, tensor parallelism,
-the weight-norm/CTC/FFT program, the multi-grad hooks and the upsampling decoder
-raise) and stock 2.7.0 four (the checkpointed custom Function, the nested
-checkpoints, tensor parallelism, the upsampling decoder), both recapturing for each new batch size or sequence
-length.
+the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling decoder, the
+spatial transformer and the complex/float64 program raise) and stock 2.7.0 five (the
+checkpointed custom Function, the nested checkpoints, tensor parallelism, the
+upsampling decoder, the spatial transformer), both recapturing for each new batch
+size or sequence length.
 
 With ``inductor``, embedding_attention differs from eager on the patched wheel and on
 stock 2.6.0 alike: 2.6's Inductor gets that embedding's grad wrong (by 1.4e-2) even
 without compiled autograd (``torch.compile`` of forward and ``autograd.grad``
 together); 2.7's Inductor gets it right.  The other eighteen of the first nineteen
-pass with Inductor; the last four were measured with aot_eager.
+pass with Inductor; the last six were measured with aot_eager.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
@@ -325,11 +327,38 @@ def nested_checkpoint(flag):
     return out
 
 
+
+def spatial_transformer(flag):
+    # a spatial transformer (a localization net predicts an affine warp) with a fractional
+    # max-pool and soft-shrink denoising head, over batch sizes
+    torch.manual_seed(0); loc = nn.Linear(36, 6); head = nn.Conv2d(1, 2, 3); out = []
+    for bs in (2, 3, 5):
+        loc.zero_grad(); head.zero_grad(); x = torch.randn(bs, 1, 6, 6)
+        theta = loc(x.flatten(1)).view(bs, 2, 3) * 0.1 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+        warped = F.grid_sample(x, F.affine_grid(theta, [bs, 1, 6, 6], align_corners=False), align_corners=False)
+        pooled = F.fractional_max_pool2d(F.softshrink(head(warped), 0.1), 2, output_size=2,
+                                         _random_samples=torch.full((bs, 2, 2), 0.5))
+        with ca(flag): pooled.pow(2).sum().backward()
+        out += grads(loc) + grads(head)
+    return out
+
+
+def complex_float64(flag):
+    # a complex-valued layer feeding a float64 head through an FFT
+    torch.manual_seed(0); w = torch.randn(4, 4, dtype=torch.complex64, requires_grad=True)
+    v = torch.randn(4, dtype=torch.float64, requires_grad=True); out = []
+    for bs in (2, 3):
+        w.grad = None; v.grad = None
+        r = torch.view_as_real(torch.randn(bs, 4, dtype=torch.complex64) @ w).sum(-1).double() * v
+        with ca(flag): (r.abs().sum() + torch.fft.rfft(r).abs().sum()).backward()
+        out += [w.grad.clone(), v.grad.clone()]
+    return out
+
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
             custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks, optimizer_in_backward,
-            upsampling_decoder, library_custom_op, nested_checkpoint]
+            upsampling_decoder, library_custom_op, nested_checkpoint, spatial_transformer, complex_float64]
 
 
 def same(ref, got):
