@@ -4140,19 +4140,6 @@ def affine_grid_generator(theta: Tensor, size: List[int], align_corners: bool):
         return _affine_grid_generator_5d(theta, size, align_corners=align_corners)
 
 
-def _affine_grid_base_linspace(
-    grad: Tensor, num_steps: Union[int, torch.SymInt], align_corners: bool
-) -> Tensor:
-    # linspace_from_neg_one of AffineGridGenerator.cpp, op for op, so that the
-    # grad is eager's to the last bit
-    if num_steps <= 1:
-        return torch.tensor(0, dtype=grad.dtype, device=grad.device)
-    steps = torch.linspace(-1, 1, num_steps, dtype=grad.dtype, device=grad.device)
-    if not align_corners:
-        steps = steps * (num_steps - 1) / num_steps
-    return steps
-
-
 @aten.affine_grid_generator_backward.default.py_impl(
     DispatchKey.CompositeImplicitAutograd
 )
@@ -4169,17 +4156,13 @@ def affine_grid_generator_backward(
     )
     n, spatial = size[0], list(size[2:])
     k = len(spatial)
-    # the base grid (*spatial, k + 1) that each of the N grids of the forward
-    # is, built without writing into a buffer: copy_ into a slice would guard
-    # on how its sizes broadcast
-    coords = [
-        _affine_grid_base_linspace(grad, steps, align_corners)
-        .view(-1, *[1] * i)
-        .expand(spatial)
-        for i, steps in enumerate(reversed(spatial))  # x (W), y (H), z (D)
-    ]
-    coords.append(grad.new_ones(spatial))
-    base_grid = torch.stack(coords, -1)
+    # the forward decomposition's base grid (*spatial, k + 1), which each of the
+    # N grids of the forward is; built without writing into a buffer (copy_
+    # into a slice would guard on how its sizes broadcast)
+    if k == 2:
+        base_grid = _make_base_grid_4d(grad, *spatial, align_corners=align_corners)
+    else:
+        base_grid = _make_base_grid_5d(grad, *spatial, align_corners=align_corners)
     numel = functools.reduce(operator.mul, spatial)
     grad_theta = (
         base_grid.view(1, numel, k + 1)
