@@ -15,9 +15,9 @@ Prints one line per group (``name: ok captures=N``, or why not) and a verdict; e
 0/1.  The patched wheel passes all 46 groups, each in one capture but CTC (a recapture
 per new input length) and the RNN cells (three modules).  Stock torch 2.6.0 passes 22:
 the others raise at the first new batch size (most of linear algebra, stft, the pools,
-the losses, ...); affine_grid's grads at the first size are wrong there too.  Stock 2.7.0 fails the four
-groups that the stack's P16 fixed (affine_grid 2d and 3d, the shrinks, the fractional
-max-pool); the other groups were not run on it.
+the losses, ...); affine_grid's grads at the first size are wrong there too.  Stock
+2.7.0 fails the four groups that the stack's P16 fixed (affine_grid 2d and 3d, the
+shrinks, the fractional max-pool); the other groups were not run on it.
 
     python examples/op_sweep.py [aot_eager|inductor] [GROUP ...]
 """
@@ -66,7 +66,6 @@ OPS = {
  "special_math": lambda n: (lambda x: (torch.special.erfinv(x.tanh() * 0.9) + torch.lgamma(x.abs() + 1) + torch.digamma(x.abs() + 1) + torch.special.i0(x) + torch.atan2(x, x + 2) + torch.logit(x.sigmoid() * 0.9 + 0.05) + torch.xlogy(x.abs(), x.abs() + 1) + torch.hypot(x, x + 1) + torch.nan_to_num(x.log()) * 0 + torch.logcumsumexp(x, 1) + torch.logaddexp(x, x * 2) + torch.sinc(x) + torch.frexp(x)[0] * 0 + torch.clamp(x, -0.5, 0.5) + torch.fmod(x, 0.7) + torch.remainder(x, 0.7)).sum(), [r(n, 4)]),
  "as_strided_unfold_expand": lambda n: (lambda x: x.as_strided((n, 2), (4, 1)).pow(2).sum() + x.unfold(1, 2, 1).exp().sum() + x[:, :1].expand(n, 4).pow(2).sum() + x.flip(1).roll(1, 0).cumsum(0).sum() + x.t().contiguous().view(-1).cummax(0)[0].sum(), [r(n, 4)]),
  "rnn_cells": lambda n: (lambda x: torch.nn.LSTMCell(4, 3)(x)[0].sum() + torch.nn.GRUCell(4, 3)(x).sum() + torch.nn.RNN(4, 3, nonlinearity="relu")(x.unsqueeze(1))[0].sum(), [r(n, 4)]),
-
  "weight_norm_iface": lambda n: (lambda v, g: torch._weight_norm(v, g, 0).pow(2).sum(), [r(n, 4), r(n, 1)]),
  "ctc": lambda n: (lambda lp: F.ctc_loss(lp.log_softmax(-1), torch.tensor([[1, 2, 3]] * 2), torch.full((2,), n), torch.full((2,), 3)), [r(n, 2, 5)]),
  "multilabel_margin": lambda n: (lambda x: F.multilabel_margin_loss(x, torch.tensor([[1, 0, -1, 0]] * n)), [r(n, 4)]),
@@ -79,6 +78,7 @@ OPS = {
  "affine_grid_5d": lambda n: (lambda t: F.affine_grid(t, [n, 1, 3, 4, 5], align_corners=True).pow(2).sum(), [r(n, 3, 4)]),
  "shrinks": lambda n: (lambda x: F.hardshrink(x, 0.3).pow(2).sum() + F.softshrink(x, 0.3).pow(2).sum(), [r(n, 4)]),
 }
+
 
 def group(name):
     """The group as a program: its inputs' grads at batch sizes 3, 5 and 7, eager or with

@@ -327,7 +327,6 @@ def nested_checkpoint(flag):
     return out
 
 
-
 def spatial_transformer(flag):
     # a spatial transformer (a localization net predicts an affine warp) with a fractional
     # max-pool and soft-shrink denoising head, over batch sizes
@@ -353,6 +352,7 @@ def complex_float64(flag):
         with ca(flag): (r.abs().sum() + torch.fft.rfft(r).abs().sum()).backward()
         out += [w.grad.clone(), v.grad.clone()]
     return out
+
 
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
