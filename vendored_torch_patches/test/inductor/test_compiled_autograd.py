@@ -4681,6 +4681,66 @@ torch::Tensor rows(const torch::Tensor& x) {
                 self.assertEqual(traced.dtype, eager.dtype)
                 self.assertEqual(gm(*args), eager)
 
+    def test_dynamic_first_capture_non_scalar_root_grads_reuse_the_capture(self):
+        # y.backward(grad) and autograd.grad(y, x, grad) with a non-scalar y:
+        # the root grads' shapes are checked outside the capture, so a new
+        # batch size reuses the capture (each one recaptured before)
+        def fn():
+            for n in [2, 3, 5, 7]:
+                x = torch.randn(n, 4, requires_grad=True)
+                y = x.sin() * 2
+                y.backward(torch.randn(n, 4))
+                yield x.grad
+                (gx,) = torch.autograd.grad(x.cos() * 3, x, torch.randn(n, 4))
+                yield gx
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[2, 4],
+            compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+        )
+
+    def test_root_grad_of_another_dtype_is_cast_to_its_output_dtype(self):
+        # the dtype cast of the root's validation stays in the captured graph
+        def fn():
+            for n in [2, 3, 5]:
+                x = torch.randn(n, 4, requires_grad=True)
+                x.sin().backward(torch.randn(n, 4, dtype=torch.float64))
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[1, 2],
+            compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+        )
+
+    def test_root_grad_that_only_expands_to_its_output_shares_the_capture(self):
+        # the engine sums a root grad that its output only expands to before
+        # the graph runs (Engine::execute's validate_outputs), so the capture
+        # sees root grads of their outputs' shapes and serves both calls
+        from torch.autograd.graph import _engine_run_backward
+
+        def fn():
+            for g_rows in [1, 3, 1, 3]:
+                x = torch.randn(1, 4, requires_grad=True)
+                y = x.sin()
+                _engine_run_backward(
+                    (y,),
+                    (torch.randn(g_rows, 4),),
+                    False,
+                    False,
+                    (),
+                    allow_unreachable=True,
+                    accumulate_grad=True,
+                )
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[1, 1],
+            compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+        )
+
     @scoped_load_inline
     def test_dynamic_first_capture_size_read_at_capture_recaptures_for_each_value(
         self, load_inline

@@ -4,6 +4,7 @@
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/python_cpp_function.h>
 #include <torch/csrc/autograd/python_function.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
@@ -1178,6 +1179,67 @@ struct ClosingTHPObjectPtr : public THPObjectPtr {
   }
 };
 
+// [compiled autograd] Root grads.  The capture validates the GraphRoot's
+// outputs (the grads given to backward() or grad()) against the shapes their
+// consumers expect, as the engine does.  At capture both sides are symbolic:
+// a root grad's dims are those of a graph input, the expected shape is size
+// inputs.  Comparing them there would guard the size inputs on the input's
+// dims, and every new batch size would recapture.  Engine::execute has
+// already validated the real root grads against the same metadata (a grad
+// that only expands to its output's shape is summed there), so the shapes
+// agree; that is checked again here on the real Tensors and is part of the
+// cache key.  When it holds, the capture validates the root grads against
+// metadata holding the grad's own (symbolic) shape: the dtype casts and
+// device checks stay, no size is read.  Otherwise (a nested root grad) the
+// capture validates them as before.
+static bool root_grads_have_expected_shapes(const Node& graph_root) {
+  const auto* root = dynamic_cast<const GraphRoot*>(&graph_root);
+  if (root == nullptr || root->outputs.size() != root->num_outputs()) {
+    return false;
+  }
+  for (const auto i : c10::irange(root->outputs.size())) {
+    const Edge& edge = root->next_edge(i);
+    const at::Tensor& grad = root->outputs[i];
+    if (!edge.is_valid() || !grad.defined()) {
+      continue;
+    }
+    const InputMetadata& expected =
+        edge.function->input_metadata(edge.input_nr);
+    if (grad.is_nested() || expected.is_nested_tensor() ||
+        !expected.is_same_shape(grad)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static std::vector<std::optional<InputMetadata>> root_metadata_with_grad_shapes(
+    const Node& root,
+    const variable_list& grads) {
+  std::vector<std::optional<InputMetadata>> metadata;
+  metadata.reserve(root.num_outputs());
+  for (const auto i : c10::irange(root.num_outputs())) {
+    const Edge& edge = root.next_edge(i);
+    if (!edge.is_valid()) {
+      metadata.emplace_back();
+      continue;
+    }
+    const InputMetadata& expected =
+        edge.function->input_metadata(edge.input_nr);
+    if (i >= grads.size() || !grads[i].defined()) {
+      metadata.emplace_back(expected);
+      continue;
+    }
+    const auto sizes = grads[i].sym_sizes();
+    metadata.emplace_back(InputMetadata(
+        expected.options(),
+        MetadataShape(SymIntSmallVec(sizes.begin(), sizes.end())),
+        expected.is_tensor_subclass(),
+        /*is_nested=*/false));
+  }
+  return metadata;
+}
+
 static SizeInput::DynType get_default_dyn_type() {
   TORCH_INTERNAL_ASSERT(default_dyn_type_int >= 0 && default_dyn_type_int < 2);
   return default_dyn_type_int == 0 ? SizeInput::STATIC : SizeInput::DYNAMIC;
@@ -1209,6 +1271,7 @@ CacheNode* _compiled_autograd_impl(
   calls.reserve(
       check_exec_info ? graph_task.exec_info_.size() : dependencies.size() + 1);
 
+  const bool root_shapes_checked = root_grads_have_expected_shapes(*graph_root);
   int i = 0;
   std::optional<VerboseLogger> vlogger = VerboseLogger::maybe_create();
   while (!worklist.empty()) {
@@ -1233,6 +1296,9 @@ CacheNode* _compiled_autograd_impl(
         // from them), and sizes are consumed in collection order
         node_args.collect(call.node->next_edges());
         fn->compiled_args(node_args);
+        if (fn == graph_root) {
+          node_args.collect(root_shapes_checked);
+        }
       }
       CacheKey key = node_args.key();
       if (vlogger.has_value()) {
@@ -1351,6 +1417,17 @@ CacheNode* _compiled_autograd_impl(
         // dummy outputs: validating them here would bake in their metadata
         outputs =
             proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
+      } else if (call.node == graph_root && root_shapes_checked) {
+        // see "Root grads" above
+        validate_outputs(
+            root_metadata_with_grad_shapes(*call.node, outputs),
+            outputs,
+            [&](const std::string& msg) {
+              std::ostringstream ss;
+              ss << "[Compiled Autograd Tracing: " << call.node->name() << "] "
+                 << msg;
+              return ss.str();
+            });
       } else {
         // traced inline (the copied AOT backward of a compiled region, ...):
         // validate the traced outputs at capture, as before, so that no op
