@@ -13,12 +13,14 @@ multi-grad hooks ("any" and "all", as FSDP2 registers them), an optimizer step i
 post-accumulate-grad hooks, a UNet-style decoder that upsamples over changing
 image sizes, a torch.library custom op with a registered backward, nested
 checkpoints, a spatial transformer (affine_grid, grid_sample, a fractional max-pool,
-soft-shrink) over batch sizes, and a complex-valued layer with a float64 FFT head.
+soft-shrink) over batch sizes, a complex-valued layer with a float64 FFT head, and a
+vector-Jacobian product (autograd.grad with grad_outputs, backward(gradient=...))
+over batch sizes.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all twenty-five, each in one capture (two for the
-retained graph's second backward and for the first accumulation into existing grads,
-as everywhere).  Stock torch 2.6.0 fails nine (in-place ops on views give wrong
+exits 0/1.  The patched wheel passes all twenty-six, each in one capture (two for the
+retained graph's second backward, for the first accumulation into existing grads, as
+everywhere, and for the vector-Jacobian program's two backward graphs).  Stock torch 2.6.0 fails nine (in-place ops on views give wrong
 grads; selective checkpointing, the TwoTensor compiled forward, tensor parallelism,
 the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling decoder, the
 spatial transformer and the complex/float64 program raise) and stock 2.7.0 five (the
@@ -354,11 +356,23 @@ def complex_float64(flag):
     return out
 
 
+def vector_jacobian(flag):
+    # autograd.grad with grad_outputs and backward(gradient=...) from a non-scalar output, over batch sizes
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)); out = []
+    for bs in (4, 6, 9):
+        m.zero_grad(); x = torch.randn(bs, 6, requires_grad=True); y = m(x)
+        with ca(flag):
+            (gx,) = torch.autograd.grad(y, x, torch.randn(bs, 3), retain_graph=True)
+            y.backward(torch.randn(bs, 3))
+        out += grads(m) + [gx]
+    return out
+
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
             custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks, optimizer_in_backward,
-            upsampling_decoder, library_custom_op, nested_checkpoint, spatial_transformer, complex_float64]
+            upsampling_decoder, library_custom_op, nested_checkpoint, spatial_transformer, complex_float64,
+            vector_jacobian]
 
 
 def same(ref, got):
