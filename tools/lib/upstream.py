@@ -121,13 +121,16 @@ _K_SUBCLASSES = "backward or grad or autograd or TwoTensor or two_tensor"
 DTENSOR_COMPILE = "distributed/_tensor/test_dtensor_compile.py"
 # the fake-process-group compile tests and the compiled autograd ones; not the 4-rank end-to-end ones
 _K_DTENSOR = "not TestDTensorCompileE2E"
-REPLICATE_WITH_COMPILER = "distributed/_composable/test_replicate_with_compiler.py"
 
 # estimate_s: wall time per file (pytest start-up included), measured 2026-11-29 on the 2-core machine,
 # cold caches, stock torch.  ci: one cold `--baseline --profile ci` run of the files after
 # test_compiled_autograd.py (8m54s together).  full: whole-file runs while another pytest loaded the
 # machine (upper bounds).  test_compiled_autograd.py: DESIGN section 4 (27.5 min cold; 49 min when the
 # machine is shared).
+# the whole file in both profiles (its other tests need a GPU or take seconds)
+_REPLICATE_SUITE = Suite("distributed/_composable/test_replicate_with_compiler.py",
+                         why="DDP and replicate() with compiled autograd, 2 gloo ranks on CPU (P18)", estimate_s=80)
+
 FULL = Profile(
     name="full",
     summary="every test of the CA-related upstream files (except test_aotdispatch's OpInfo/ModuleInfo sweeps)",
@@ -147,8 +150,7 @@ FULL = Profile(
         Suite("dynamo/test_activation_checkpointing.py", why="recomputation inside CA-captured backward (27/30 need a GPU)",
               estimate_s=51),
         Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11)", estimate_s=160),
-        Suite(REPLICATE_WITH_COMPILER, why="DDP and replicate() with compiled autograd, 2 gloo ranks on CPU (P18)",
-              estimate_s=80),
+        _REPLICATE_SUITE,
     ),
 )
 
@@ -169,8 +171,7 @@ CI = Profile(
         Suite("dynamo/test_subclasses.py", k=_K_SUBCLASSES, why="subclasses with backward (P6) (17/109)", estimate_s=31),
         Suite(DTENSOR_COMPILE, k=_K_DTENSOR, why="DTensor under torch.compile and compiled autograd, 2 gloo ranks (P10/P11)",
               estimate_s=100),
-        Suite(REPLICATE_WITH_COMPILER, why="DDP and replicate() with compiled autograd, 2 gloo ranks on CPU (P18)",
-              estimate_s=80),
+        _REPLICATE_SUITE,
     ),
 )
 
