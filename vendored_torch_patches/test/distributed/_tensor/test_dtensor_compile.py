@@ -434,6 +434,36 @@ class TestDTensorCompile(torch._dynamo.test_case.TestCase):
         self.assertEqual(fn(x3), opt_fn(x3))
         self.assertEqual(cnt.frame_count, 2)
 
+    def _compile_over_batch_sizes(self, batch_sizes, placements):
+        """Runs a compiled elementwise function on DTensors of the given batch
+        sizes, checks each result against eager's; returns the compile count."""
+        mesh = DeviceMesh(self.device_type, torch.arange(self.world_size))
+
+        def fn(x):
+            return torch.mul(x, x) + 1
+
+        cnt = torch._dynamo.testing.CompileCounter()
+        opt_fn = torch.compile(fn, backend=cnt, fullgraph=True)
+        for batch_size, p in zip(batch_sizes, placements):
+            x = DTensor.from_local(
+                torch.rand(batch_size, 4), mesh, [p], run_check=False
+            )
+            self.assertEqual(opt_fn(x), fn(x))
+        return cnt.frame_count
+
+    def test_dtensor_new_batch_size_reuses_the_dynamic_graph(self):
+        # a second batch size compiles a graph with a dynamic batch dim, as for
+        # plain Tensors; the global shape in the DTensor's spec does not make
+        # every later batch size recompile
+        frames = self._compile_over_batch_sizes([2, 3, 4, 5, 6], [Shard(1)] * 5)
+        self.assertEqual(frames, 2)
+
+    def test_dtensor_new_placement_misses_the_dynamic_graph(self):
+        frames = self._compile_over_batch_sizes(
+            [2, 3, 4, 5], [Shard(1), Shard(1), Shard(1), Replicate()]
+        )
+        self.assertEqual(frames, 3)
+
     def test_dtensor_partial_placement_redistribute_unbalanced_correct_strides(self):
         # Partial -> Shard on an unbalanced tensor results in:
         # - A contiguous DTensor
@@ -1106,6 +1136,16 @@ class TestDTensorCompiledAutograd(DTensorTestBase):
             Shard(0), False, "aot_eager", [4, 6, 3]
         )
         self.assertEqual(captures, 1)
+
+    @with_comms
+    def test_dtensor_params_compiled_forward_new_batch_size_recaptures_once(self):
+        # the compiled forward recompiles once, with a dynamic batch dim, at the
+        # first new batch size (as for plain Tensors), and so the backward is
+        # captured once more; later batch sizes reuse both
+        captures = self._captures_with_eager_grads(
+            Shard(0), True, "aot_eager", [4, 6, 8, 10]
+        )
+        self.assertEqual(captures, 2)
 
 
 if __name__ == "__main__":
