@@ -149,7 +149,7 @@ FULL = Profile(
         Suite("dynamo/test_subclasses.py", why="tensor subclasses forward+backward (P6)", estimate_s=119),
         Suite("dynamo/test_activation_checkpointing.py", why="recomputation inside CA-captured backward (27/30 need a GPU)",
               estimate_s=51),
-        Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11/P19)", estimate_s=160),
+        Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11/P19/P20)", estimate_s=160),
         _REPLICATE_SUITE,
     ),
 )
@@ -169,7 +169,7 @@ CI = Profile(
         Suite("functorch/test_aotdispatch.py", k=_K_AOTDISPATCH_CI,
               why="AOT backward and runtime wrappers, eager and through Dynamo (P4/P6) (250/2069)", estimate_s=77),
         Suite("dynamo/test_subclasses.py", k=_K_SUBCLASSES, why="subclasses with backward (P6) (17/109)", estimate_s=31),
-        Suite(DTENSOR_COMPILE, k=_K_DTENSOR, why="DTensor under torch.compile and compiled autograd, 2 gloo ranks (P10/P11/P19)",
+        Suite(DTENSOR_COMPILE, k=_K_DTENSOR, why="DTensor under torch.compile and compiled autograd, 2 gloo ranks (P10/P11/P19/P20)",
               estimate_s=100),
         _REPLICATE_SUITE,
     ),

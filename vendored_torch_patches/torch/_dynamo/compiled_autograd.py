@@ -732,6 +732,11 @@ class AutogradCompilerInstance:
         # what a hook returns: a new dummy like a dummy, a clone of the rest
         if self.is_dummy(x):
             return self._dummy(x.layout, x.device, x.dtype, [None] * x.dim())
+        if is_traceable_wrapper_subclass(x):
+            # clone_preserve_strides is an as_strided, which a subclass need
+            # not support (DTensor has no sharding rule for it); its own
+            # clone keeps its type, inner tensors and strides
+            return x.clone()
         return maybe_clone(x)
 
     def _dummy_like_aot(self, v, memo: Dict[Any, Any]):

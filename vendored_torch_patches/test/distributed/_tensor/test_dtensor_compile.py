@@ -1147,6 +1147,31 @@ class TestDTensorCompiledAutograd(DTensorTestBase):
         )
         self.assertEqual(captures, 2)
 
+    @with_comms
+    def test_dtensor_params_tensor_hooks_with_a_compiled_forward(self):
+        # the capture stands a new value in for each hook's result; for a DTensor
+        # grad that is the DTensor's own clone, not an as_strided, which has no
+        # sharding rule
+        from torch._dynamo import compiled_autograd
+
+        mesh = DeviceMesh(self.device_type, torch.arange(self.world_size))
+        ref = self._params(mesh, Shard(0))
+        params = self._params(mesh, Shard(0))
+        for p in ref + params:
+            p.register_hook(lambda grad: grad * 2)
+        fwd = torch.compile(self._mlp, backend="aot_eager")
+        for batch_size in [4, 6]:
+            torch.manual_seed(batch_size)
+            x = distribute_tensor(torch.randn(batch_size, 4), mesh, [Replicate()])
+            for p in ref + params:
+                p.grad = None
+            self._mlp(x, *ref).backward()
+            with compiled_autograd._enable(torch.compile(backend="aot_eager")):
+                fwd(x, *params).backward()
+            for r, p in zip(ref, params):
+                self.assertEqual(p.grad.placements, r.grad.placements)
+                self.assertEqual(p.grad.to_local(), r.grad.to_local())
+
 
 if __name__ == "__main__":
     run_tests()
