@@ -1084,16 +1084,20 @@ class TestDTensorCompiledAutograd(DTensorTestBase):
         return (torch.relu(x @ w1.t()) @ w2.t()).sum()
 
     def _captures_with_eager_grads(
-        self, placement, compiled_forward, backend, batch_sizes
+        self, placement, compiled_forward, backend, batch_sizes, hook=None
     ):
         """Runs the MLP's backward under compiled autograd for each batch size,
-        checks every grad against eager's; returns the number of captures."""
+        checks every grad against eager's; returns the number of captures.
+        ``hook``, if given, is registered as a tensor hook on every parameter."""
         from torch._dynamo import compiled_autograd
         from torch._dynamo.utils import counters
 
         mesh = DeviceMesh(self.device_type, torch.arange(self.world_size))
         ref = self._params(mesh, placement)
         params = self._params(mesh, placement)
+        if hook is not None:
+            for p in ref + params:
+                p.register_hook(hook)
         fwd = (
             torch.compile(self._mlp, backend="aot_eager")
             if compiled_forward
@@ -1152,25 +1156,9 @@ class TestDTensorCompiledAutograd(DTensorTestBase):
         # the capture stands a new value in for each hook's result; for a DTensor
         # grad that is the DTensor's own clone, not an as_strided, which has no
         # sharding rule
-        from torch._dynamo import compiled_autograd
-
-        mesh = DeviceMesh(self.device_type, torch.arange(self.world_size))
-        ref = self._params(mesh, Shard(0))
-        params = self._params(mesh, Shard(0))
-        for p in ref + params:
-            p.register_hook(lambda grad: grad * 2)
-        fwd = torch.compile(self._mlp, backend="aot_eager")
-        for batch_size in [4, 6]:
-            torch.manual_seed(batch_size)
-            x = distribute_tensor(torch.randn(batch_size, 4), mesh, [Replicate()])
-            for p in ref + params:
-                p.grad = None
-            self._mlp(x, *ref).backward()
-            with compiled_autograd._enable(torch.compile(backend="aot_eager")):
-                fwd(x, *params).backward()
-            for r, p in zip(ref, params):
-                self.assertEqual(p.grad.placements, r.grad.placements)
-                self.assertEqual(p.grad.to_local(), r.grad.to_local())
+        self._captures_with_eager_grads(
+            Shard(0), True, "aot_eager", [4, 6], hook=lambda grad: grad * 2
+        )
 
 
 if __name__ == "__main__":
