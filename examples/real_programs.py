@@ -13,26 +13,29 @@ multi-grad hooks ("any" and "all", as FSDP2 registers them), an optimizer step i
 post-accumulate-grad hooks, a UNet-style decoder that upsamples over changing
 image sizes, a torch.library custom op with a registered backward, nested
 checkpoints, a spatial transformer (affine_grid, grid_sample, a fractional max-pool,
-soft-shrink) over batch sizes, a complex-valued layer with a float64 FFT head, and a
+soft-shrink) over batch sizes, a complex-valued layer with a float64 FFT head, a
 vector-Jacobian product (autograd.grad with grad_outputs, backward(gradient=...))
-over batch sizes.
+over batch sizes, and a hand-written MLP of plain Tensors whose hooks step one Adam
+per weight, kept in a global dict keyed by the weight.
 
-Prints one line per program (``name: ok captures=N``, or why not) and a verdict;
-exits 0/1.  The patched wheel passes all twenty-six, each in one capture (two for the
+Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
+0/1. The patched wheel passes all twenty-seven, each in one capture (two for the
 retained graph's second backward, for the first accumulation into existing grads, as
-everywhere, and for the vector-Jacobian program's two backward graphs).  Stock torch 2.6.0 fails nine (in-place ops on views give wrong
-grads; selective checkpointing, the TwoTensor compiled forward, tensor parallelism,
-the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling decoder, the
-spatial transformer and the complex/float64 program raise) and stock 2.7.0 five (the
-checkpointed custom Function, the nested checkpoints, tensor parallelism, the
-upsampling decoder, the spatial transformer), both recapturing for each new batch
-size or sequence length.
+everywhere, and for the vector-Jacobian program's two backward graphs). Stock torch
+2.6.0 fails ten (in-place ops on views, and the per-weight optimizers of plain Tensors,
+give wrong grads; selective checkpointing, the TwoTensor compiled forward, tensor
+parallelism, the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling
+decoder, the spatial transformer and the complex/float64 program raise) and stock 2.7.0
+six (the checkpointed custom Function, the nested checkpoints, tensor parallelism, the
+upsampling decoder and the spatial transformer raise; the per-weight optimizers step the
+first weight's optimizer for every weight), both recapturing for each new batch size or
+sequence length.
 
 With ``inductor``, embedding_attention differs from eager on the patched wheel and on
 stock 2.6.0 alike: 2.6's Inductor gets that embedding's grad wrong (by 1.4e-2) even
 without compiled autograd (``torch.compile`` of forward and ``autograd.grad``
 together); 2.7's Inductor gets it right.  The other eighteen of the first nineteen
-pass with Inductor; the last six were measured with aot_eager.
+pass with Inductor; the last eight were measured with aot_eager.
 
     python examples/real_programs.py [aot_eager|inductor]
 """
@@ -277,6 +280,27 @@ def optimizer_in_backward(flag):
     for h in hs: h.remove()
     return [p.detach().clone() for p in m.parameters()] + [torch.stack(seen)]
 
+OPTIMIZERS = {}  # optimizer_step_per_tensor: one optimizer per weight, keyed by the weight
+
+
+def step_own_optimizer(w):
+    OPTIMIZERS[w].step(); OPTIMIZERS[w].zero_grad(set_to_none=True)
+
+
+def optimizer_step_per_tensor(flag):
+    # a hand-written MLP of plain requires_grad Tensors, one Adam per weight in a global dict,
+    # stepped in each weight's post-accumulate-grad hook
+    torch.manual_seed(0); ws = [(torch.randn(8, 8) / 3).requires_grad_() for _ in range(3)]
+    OPTIMIZERS.clear(); OPTIMIZERS.update({w: torch.optim.Adam([w], lr=0.01) for w in ws})
+    hs = [w.register_post_accumulate_grad_hook(step_own_optimizer) for w in ws]
+    for bs in (4, 6):
+        h = torch.randn(bs, 8)
+        for w in ws: h = torch.tanh(h @ w)
+        with ca(flag): h.pow(2).sum().backward()
+    for hk in hs: hk.remove()
+    return [w.detach().clone() for w in ws]
+
+
 def upsampling_decoder(flag):
     # a UNet-style decoder: conv, bilinear and nearest upsampling, a skip connection, over image sizes
     torch.manual_seed(0); enc = nn.Conv2d(3, 8, 3, stride=2, padding=1); dec = nn.Conv2d(8 + 3, 3, 3, padding=1); out = []
@@ -372,7 +396,7 @@ PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, 
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
             custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks, optimizer_in_backward,
             upsampling_decoder, library_custom_op, nested_checkpoint, spatial_transformer, complex_float64,
-            vector_jacobian]
+            vector_jacobian, optimizer_step_per_tensor]
 
 
 def same(ref, got):

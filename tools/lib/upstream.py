@@ -130,6 +130,8 @@ _K_DTENSOR = "not TestDTensorCompileE2E"
 # the whole file in both profiles (its other tests need a GPU or take seconds)
 _REPLICATE_SUITE = Suite("distributed/_composable/test_replicate_with_compiler.py",
                          why="DDP and replicate() with compiled autograd, 2 gloo ranks on CPU (P18)", estimate_s=80)
+_RECOMPILES_SUITE = Suite("dynamo/test_recompiles.py",
+                          why="Dynamo's recompile guards, a global dict looked up by a local Tensor (P21)", estimate_s=20)
 
 FULL = Profile(
     name="full",
@@ -151,6 +153,7 @@ FULL = Profile(
               estimate_s=51),
         Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11/P19/P20)", estimate_s=160),
         _REPLICATE_SUITE,
+        _RECOMPILES_SUITE,
     ),
 )
 
@@ -172,6 +175,7 @@ CI = Profile(
         Suite(DTENSOR_COMPILE, k=_K_DTENSOR, why="DTensor under torch.compile and compiled autograd, 2 gloo ranks (P10/P11/P19/P20)",
               estimate_s=100),
         _REPLICATE_SUITE,
+        _RECOMPILES_SUITE,
     ),
 )
 

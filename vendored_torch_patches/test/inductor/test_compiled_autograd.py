@@ -71,6 +71,16 @@ def hook_scale_rows_by_index(grad):
     return grad * torch.tensor([float(i) for i in range(grad.shape[0])]).unsqueeze(-1)
 
 
+# Optimizer step in backward: one optimizer per parameter, in a global dict keyed by the
+# parameter, looked up with the hook's argument.
+optimizer_by_param = {}
+
+
+def hook_optimizer_step(param):
+    optimizer_by_param[param].step()
+    optimizer_by_param[param].zero_grad()
+
+
 def hook2(grads):
     return (grads[0] + 1,)
 
@@ -5500,6 +5510,28 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             yield tuple(order)
 
         self.check_output_and_recompiles(fn)
+
+    def test_optimizer_step_in_backward_over_plain_tensors_steps_every_param(self):
+        # Every hook call looks up its own parameter's optimizer: the CA graph must not
+        # step the first parameter's optimizer for the others (same shape, plain Tensors).
+        def fn():
+            params = [torch.randn(4, 4, requires_grad=True) for _ in range(3)]
+            optimizer_by_param.clear()
+            optimizer_by_param.update({p: torch.optim.SGD([p], lr=0.1) for p in params})
+            for p in params:
+                p.register_post_accumulate_grad_hook(hook_optimizer_step)
+            for _ in range(2):
+                x = torch.randn(2, 4)
+                (x @ params[0] @ params[1] @ params[2]).sum().backward()
+                yield [p.detach().clone() for p in params]
+
+        # SGD's step graph-breaks, and the hook's frames are guarded on which parameter
+        # they step (as they are for nn.Parameters): 6 graphs in all.
+        self.check_output_and_recompiles(
+            fn,
+            count=[1, 6],
+            compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
+        )
 
 
 def load_test_module(name):
