@@ -272,6 +272,20 @@ def test_real_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv
         "vector_jacobian": "ok captures=2"}
 
 
+def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
+    # examples/autograd_api_programs.py: tied weights, grad layout and identity, sparse grads, QAT,
+    # parametrizations, packed LSTM, reentrant checkpointing, backward(inputs=), GradScaler, ...
+    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "autograd_api_programs.py"), timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
+    assert len(lines) == 20 and proc.stdout.strip().endswith("verdict: OK")
+    # two captures where a later backward accumulates into existing grads, or a compiled forward
+    # recompiles at its first new size; one where nothing changes but the batch size
+    assert {name for name, v in lines.items() if v == "ok captures=1"} == {
+        "sparse_embedding", "grad_allow_unused_materialize", "grad_scaler_bf16"}
+    assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
+
+
 def test_a_foreign_libtorch_is_refused_at_import_with_one_line(wheel_venv):
     stamp = next(wheel_venv.glob(f"lib/python3*/site-packages/torch/lib/{torch_hook.STAMP_NAME}"))
     original = stamp.read_text()

@@ -1,0 +1,279 @@
+"""The corners of the autograd API that training code leans on, with the backward under
+compiled autograd: each program's results must equal eager's.  Beyond the values, some
+check what a grad *is*: its strides (channels_last parameters get channels_last grads),
+its identity (accumulation into an existing ``.grad`` is in place, so an optimizer or a
+bucket view holding it sees the new values), and its sparsity (a sparse embedding's
+grad stays sparse).
+
+The programs: tied weights (an embedding shared with the output head), a channels_last
+convnet's grad layout, the identity of an accumulated grad, ``zero_grad(set_to_none=False)``
+with momentum SGD, a sparse embedding, quantization-aware training (``FakeQuantize``),
+an orthogonal parametrization, spectral norm with L1 pruning, multi-head attention with a
+key padding mask, a non-leaf hook that scales its grad in place, ``torch.func.functional_call``,
+reentrant checkpointing, a custom Function with ``mark_dirty`` and
+``set_materialize_grads(False)``, an LSTM over packed sequences, ``backward(inputs=...)``,
+``autograd.grad`` with ``allow_unused`` and ``materialize_grads``, bf16 autocast with a
+CPU ``GradScaler`` and grad clipping; and three with a ``torch.compile``d forward: tied
+weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, and attention
+with a padding mask.  Each runs over two or three batch sizes or sequence lengths.
+
+Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
+0/1.  The patched wheel, stock 2.6.0 and stock 2.7.0 all pass the twenty.  The wheel
+takes one capture, or two where a later backward accumulates into existing grads (a new
+capture everywhere) or a compiled forward recompiles at its first new size; stock 2.6.0
+and 2.7.0 also recapture at a new size where the wheel does not, in seven programs.
+
+    python examples/autograd_api_programs.py [aot_eager|inductor]
+"""
+
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.nn.utils.prune  # noqa: F401  (a submodule: not imported by torch.nn.utils)
+import torch.utils.checkpoint as checkpoint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_programs import ca, report  # noqa: E402
+
+
+def params_grads(*modules):
+    return [p.grad.clone() for m in modules for p in m.parameters()]
+
+
+def tied_weights(flag):
+    torch.manual_seed(0); emb = nn.Embedding(20, 8); head = nn.Linear(8, 20, bias=False); head.weight = emb.weight
+    out = []
+    for length in (5, 7):
+        x = torch.randint(0, 20, (2, length))
+        with ca(flag): F.cross_entropy(head(torch.tanh(emb(x))).flatten(0, 1), x.flatten()).backward()
+        out.append(emb.weight.grad.clone())
+    return out
+
+
+def channels_last_grad_layout(flag):
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 4, 3)).to(memory_format=torch.channels_last)
+    for bs in (2, 3):
+        x = torch.randn(bs, 3, 10, 10).to(memory_format=torch.channels_last)
+        with ca(flag): m(x).sum().backward()
+    return [t for p in m.parameters() for t in (p.grad.clone(), torch.tensor(p.grad.stride()))]
+
+
+def accumulated_grad_is_the_same_tensor(flag):
+    torch.manual_seed(0); m = nn.Linear(4, 3)
+    with ca(flag): m(torch.randn(2, 4)).sum().backward()
+    first, ptr = m.weight.grad, m.weight.grad.data_ptr()
+    with ca(flag): m(torch.randn(2, 4)).sum().backward()
+    return [m.weight.grad.clone(), torch.tensor([m.weight.grad is first, m.weight.grad.data_ptr() == ptr])]
+
+
+def zero_grad_keeps_grads(flag):
+    torch.manual_seed(0); m = nn.Linear(4, 3); opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    out = []
+    for bs in (2, 3, 2):
+        opt.zero_grad(set_to_none=False); before = m.weight.grad
+        with ca(flag): m(torch.randn(bs, 4)).pow(2).sum().backward()
+        out.append(torch.tensor([before is None or m.weight.grad is before]))
+        opt.step()
+    return out + [p.detach().clone() for p in m.parameters()]
+
+
+def sparse_embedding(flag):
+    torch.manual_seed(0); emb = nn.Embedding(20, 4, sparse=True); opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+    sparse = []
+    for length in (3, 5):
+        opt.zero_grad()
+        with ca(flag): emb(torch.randint(0, 20, (2, length))).pow(2).sum().backward()
+        sparse.append(emb.weight.grad.is_sparse); opt.step()
+    return [emb.weight.detach().clone(), torch.tensor(sparse)]
+
+
+def qat_fake_quant(flag):
+    torch.manual_seed(0)
+    fq = torch.ao.quantization.FakeQuantize(
+        observer=torch.ao.quantization.MovingAverageMinMaxObserver, quant_min=0, quant_max=255)
+    lin = nn.Linear(6, 4); out = []
+    for bs in (2, 3):
+        x = torch.randn(bs, 6, requires_grad=True)
+        with ca(flag): lin(fq(x)).pow(2).sum().backward()
+        out.append(x.grad.clone())
+    return out + [lin.weight.grad.clone()]
+
+
+def orthogonal_parametrization(flag):
+    torch.manual_seed(0); lin = nn.utils.parametrizations.orthogonal(nn.Linear(5, 5))
+    for bs in (2, 4):
+        with ca(flag): lin(torch.randn(bs, 5)).pow(2).sum().backward()
+    return params_grads(lin)
+
+
+def spectral_norm_and_pruning(flag):
+    torch.manual_seed(0); a = nn.utils.parametrizations.spectral_norm(nn.Linear(6, 6)); b = nn.Linear(6, 3)
+    nn.utils.prune.l1_unstructured(b, "weight", amount=0.5)
+    for bs in (2, 4):
+        with ca(flag): b(torch.relu(a(torch.randn(bs, 6)))).sum().backward()
+    return params_grads(a, b)
+
+
+def attention_padding_mask(flag):
+    torch.manual_seed(0); mha = nn.MultiheadAttention(8, 2, batch_first=True)
+    for length in (4, 6):
+        x = torch.randn(2, length, 8); mask = torch.zeros(2, length, dtype=torch.bool); mask[1, -2:] = True
+        with ca(flag): mha(x, x, x, key_padding_mask=mask)[0].sum().backward()
+    return params_grads(mha)
+
+
+def nonleaf_hook_in_place(flag):
+    torch.manual_seed(0); w = torch.randn(4, 4, requires_grad=True)
+    for bs in (2, 3):
+        h = torch.randn(bs, 4) @ w
+        h.register_hook(lambda g: g.mul_(2))
+        with ca(flag): torch.sigmoid(h).sum().backward()
+    return [w.grad.clone()]
+
+
+def functional_call(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 4), nn.GELU(), nn.Linear(4, 1))
+    params = {k: v.detach().clone().requires_grad_() for k, v in m.named_parameters()}
+    for bs in (3, 5):
+        with ca(flag): torch.func.functional_call(m, params, (torch.randn(bs, 4),)).sum().backward()
+    return [p.grad.clone() for p in params.values()]
+
+
+def reentrant_checkpoint(flag):
+    torch.manual_seed(0); a = nn.Linear(6, 6); b = nn.Linear(6, 2)
+    for bs in (2, 4):
+        x = torch.randn(bs, 6, requires_grad=True)
+        y = checkpoint.checkpoint(lambda t: torch.tanh(a(t)), x, use_reentrant=True)
+        with ca(flag): b(y).pow(2).sum().backward()
+    return params_grads(a, b)
+
+
+class DoubleInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2); ctx.mark_dirty(x); ctx.set_materialize_grads(False)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return None if g is None else g * 2
+
+
+def mark_dirty_function(flag):
+    torch.manual_seed(0); w = torch.randn(4, 4, requires_grad=True)
+    for bs in (2, 3):
+        y = DoubleInPlace.apply(torch.randn(bs, 4) @ w)
+        with ca(flag): y.sin().sum().backward()
+    return [w.grad.clone()]
+
+
+def packed_lstm(flag):
+    torch.manual_seed(0); lstm = nn.LSTM(4, 5, batch_first=True); lin = nn.Linear(5, 1)
+    for lengths in ([5, 3, 2], [4, 4, 1, 1]):
+        x = torch.randn(len(lengths), max(lengths), 4)
+        packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
+        out, _ = nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True)
+        with ca(flag): lin(out).sum().backward()
+    return params_grads(lstm, lin)
+
+
+def backward_inputs_subset(flag):
+    torch.manual_seed(0); a = nn.Linear(4, 4); b = nn.Linear(4, 1)
+    for bs in (2, 3):
+        with ca(flag): b(torch.relu(a(torch.randn(bs, 4)))).sum().backward(inputs=list(b.parameters()))
+    return params_grads(b) + [torch.tensor([a.weight.grad is None])]
+
+
+def grad_allow_unused_materialize(flag):
+    torch.manual_seed(0); w = torch.randn(3, 3, requires_grad=True); unused = torch.randn(3, requires_grad=True)
+    out = []
+    for bs in (2, 4):
+        y = (torch.randn(bs, 3) @ w).pow(2).sum()
+        with ca(flag): out += torch.autograd.grad(y, [w, unused], allow_unused=True, materialize_grads=True)
+    return out
+
+
+def grad_scaler_bf16(flag):
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1); scaler = torch.amp.GradScaler("cpu", init_scale=256.0)
+    for bs in (4, 6):
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = m(torch.randn(bs, 8)).float().pow(2).mean()
+        with ca(flag): scaler.scale(loss).backward()
+        scaler.unscale_(opt); nn.utils.clip_grad_norm_(m.parameters(), 1.0); scaler.step(opt); scaler.update()
+    return [p.detach().clone() for p in m.parameters()]
+
+
+# -- a torch.compile'd forward (flag), its backward under compiled autograd
+
+
+def compiled_training(flag, model, opt, batches):
+    fwd = torch.compile(model, backend="aot_eager") if flag else model
+    for inputs in batches:
+        opt.zero_grad()
+        loss = fwd(*inputs)
+        with ca(flag): loss.backward()
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+class TiedLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 8); self.ln = nn.LayerNorm(8); self.head = nn.Linear(8, 20, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, x):
+        return F.cross_entropy(self.head(self.ln(self.emb(x))).flatten(0, 1), x.flatten())
+
+
+class ConvBN(nn.Module):
+    def __init__(self):
+        super().__init__(); self.c1 = nn.Conv2d(3, 8, 3); self.bn = nn.BatchNorm2d(8); self.c2 = nn.Conv2d(8, 4, 3)
+
+    def forward(self, x):
+        return self.c2(F.relu(self.bn(self.c1(x)), inplace=True)).pow(2).mean()
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__(); self.mha = nn.MultiheadAttention(8, 2, batch_first=True); self.ff = nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        return self.ff(self.mha(x, x, x, key_padding_mask=mask)[0]).sum()
+
+
+def compiled_tied_adamw(flag):
+    torch.manual_seed(0); m = TiedLM()
+    return compiled_training(flag, m, torch.optim.AdamW(m.parameters(), lr=0.01),
+                             [(torch.randint(0, 20, (2, length)),) for length in (5, 7, 9)])
+
+
+def compiled_channels_last_bn(flag):
+    torch.manual_seed(0); m = ConvBN().to(memory_format=torch.channels_last)
+    batches = [(torch.randn(bs, 3, 10, 10).to(memory_format=torch.channels_last),) for bs in (2, 3, 4)]
+    return compiled_training(flag, m, torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9), batches)
+
+
+def compiled_attention_padding_mask(flag):
+    torch.manual_seed(0); m = Attention(); batches = []
+    for length in (4, 6, 8):
+        mask = torch.zeros(2, length, dtype=torch.bool); mask[1, -2:] = True
+        batches.append((torch.randn(2, length, 8), mask))
+    return compiled_training(flag, m, torch.optim.Adam(m.parameters(), lr=0.01), batches)
+
+
+PROGRAMS = [tied_weights, channels_last_grad_layout, accumulated_grad_is_the_same_tensor, zero_grad_keeps_grads,
+            sparse_embedding, qat_fake_quant, orthogonal_parametrization, spectral_norm_and_pruning,
+            attention_padding_mask, nonleaf_hook_in_place, functional_call, reentrant_checkpoint,
+            mark_dirty_function, packed_lstm, backward_inputs_subset, grad_allow_unused_materialize,
+            grad_scaler_bf16, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask]
+
+
+if __name__ == "__main__":
+    sys.exit(report(PROGRAMS, "programs"))
