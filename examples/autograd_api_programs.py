@@ -13,15 +13,17 @@ key padding mask, a non-leaf hook that scales its grad in place, ``torch.func.fu
 reentrant checkpointing, a custom Function with ``mark_dirty`` and
 ``set_materialize_grads(False)``, an LSTM over packed sequences, ``backward(inputs=...)``,
 ``autograd.grad`` with ``allow_unused`` and ``materialize_grads``, bf16 autocast with a
-CPU ``GradScaler`` and grad clipping; and three with a ``torch.compile``d forward: tied
-weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, and attention
-with a padding mask.  Each runs over two or three batch sizes or sequence lengths.
+CPU ``GradScaler`` and grad clipping; and four with a ``torch.compile``d forward: tied
+weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, attention with a
+padding mask, and module backward hooks on every layer of an MLP.  Each runs over two or three batch sizes or sequence lengths.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel, stock 2.6.0 and stock 2.7.0 all pass the twenty.  The wheel
-takes one capture, or two where a later backward accumulates into existing grads (a new
-capture everywhere) or a compiled forward recompiles at its first new size; stock 2.6.0
-and 2.7.0 also recapture at a new size where the wheel does not, in seven programs.
+0/1.  The patched wheel passes all twenty-one; stock 2.6.0 and 2.7.0 pass twenty: they
+never call the first layer's full backward hook (its input needs no grad) after a
+compiled forward.  The wheel takes one capture, or two where a later backward
+accumulates into existing grads (a new capture everywhere) or a compiled forward
+recompiles at its first new size; stock 2.6.0 and 2.7.0 also recapture at a new size
+where the wheel does not, in seven programs.
 
     python examples/autograd_api_programs.py [aot_eager|inductor]
 """
@@ -268,11 +270,25 @@ def compiled_attention_padding_mask(flag):
     return compiled_training(flag, m, torch.optim.Adam(m.parameters(), lr=0.01), batches)
 
 
+def compiled_module_hooks_every_layer(flag):
+    # a full backward hook (and a pre-hook) on every module, the first layer's input without grad
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)); seen = []
+    for i, layer in enumerate(m):
+        layer.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))
+        layer.register_full_backward_hook(lambda mod, gi, go, i=i: seen.append(go[0].sum().detach() + i))
+    fwd = torch.compile(m, backend="aot_eager") if flag else m
+    for bs in (2, 3, 4):
+        m.zero_grad()
+        with ca(flag): fwd(torch.randn(bs, 4)).pow(2).sum().backward()
+    return [p.grad.clone() for p in m.parameters()] + [torch.stack(seen)]
+
+
 PROGRAMS = [tied_weights, channels_last_grad_layout, accumulated_grad_is_the_same_tensor, zero_grad_keeps_grads,
             sparse_embedding, qat_fake_quant, orthogonal_parametrization, spectral_norm_and_pruning,
             attention_padding_mask, nonleaf_hook_in_place, functional_call, reentrant_checkpoint,
             mark_dirty_function, packed_lstm, backward_inputs_subset, grad_allow_unused_materialize,
-            grad_scaler_bf16, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask]
+            grad_scaler_bf16, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask,
+            compiled_module_hooks_every_layer]
 
 
 if __name__ == "__main__":

@@ -278,7 +278,7 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "autograd_api_programs.py"), timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
-    assert len(lines) == 20 and proc.stdout.strip().endswith("verdict: OK")
+    assert len(lines) == 21 and proc.stdout.strip().endswith("verdict: OK")
     # two captures where a later backward accumulates into existing grads, or a compiled forward
     # recompiles at its first new size; one where nothing changes but the batch size
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {

@@ -398,6 +398,48 @@ class DistributedPatternTests(TestCase):
         self.assertEqual(b1.weight.grad, b2.weight.grad)
         self.assertEqual(b1.bias.grad, b2.bias.grad)
 
+    def test_module_backward_hooks_input_without_grad(self):
+        # No input of the module requires grad: the full backward hook gets
+        # grad_input (None,) and runs from the grad_output's hook, after the
+        # pre-hook.  Its in-graph call has no Tensor output for the backward to
+        # use, and must not be dropped from it.
+        def init():
+            torch.manual_seed(1234)
+            m = nn.Linear(10, 10)
+            m.hook_count_pre = torch.tensor(0)
+            m.hook_count_post = torch.tensor(0)
+            m.grad_output_sum = torch.tensor(0.0)
+
+            def bw_pre_hook(mod, gO):
+                mod.hook_count_pre.add_(1)
+                return (gO[0] * 2,)
+
+            def bw_post_hook(mod, gI, gO):
+                assert gI[0] is None
+                mod.hook_count_post.add_(1)
+                mod.grad_output_sum.add_(gO[0].sum())
+
+            m.register_full_backward_pre_hook(bw_pre_hook)
+            m.register_full_backward_hook(bw_post_hook)
+            return m, torch.rand(2, 10)
+
+        m1, inp1 = init()
+        out1 = steps(m1, inp1)
+
+        m2, inp2 = init()
+        with compiled_autograd._enable(
+            torch.compile(backend="aot_eager", fullgraph=True)
+        ):
+            out2 = steps(torch.compile(m2, backend="aot_eager", fullgraph=True), inp2)
+
+        self.assertEqual(m1.hook_count_post, 4)
+        self.assertEqual(m1.hook_count_pre, m2.hook_count_pre)
+        self.assertEqual(m1.hook_count_post, m2.hook_count_post)
+        self.assertEqual(m1.grad_output_sum, m2.grad_output_sum)
+        self.assertEqual(out1, out2)
+        self.assertEqual(m1.weight.grad, m2.weight.grad)
+        self.assertEqual(m1.bias.grad, m2.bias.grad)
+
     # TODO(jansel): support bw hooks with graph break
 
     def _assert_same_grad(self, a, b):
