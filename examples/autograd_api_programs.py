@@ -38,11 +38,7 @@ import torch.nn.utils.prune  # noqa: F401  (a submodule: not imported by torch.n
 import torch.utils.checkpoint as checkpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_programs import ca, report  # noqa: E402
-
-
-def params_grads(*modules):
-    return [p.grad.clone() for m in modules for p in m.parameters()]
+from real_programs import ca, grads, report  # noqa: E402
 
 
 def tied_weights(flag):
@@ -109,7 +105,7 @@ def orthogonal_parametrization(flag):
     torch.manual_seed(0); lin = nn.utils.parametrizations.orthogonal(nn.Linear(5, 5))
     for bs in (2, 4):
         with ca(flag): lin(torch.randn(bs, 5)).pow(2).sum().backward()
-    return params_grads(lin)
+    return grads(lin)
 
 
 def spectral_norm_and_pruning(flag):
@@ -117,7 +113,7 @@ def spectral_norm_and_pruning(flag):
     nn.utils.prune.l1_unstructured(b, "weight", amount=0.5)
     for bs in (2, 4):
         with ca(flag): b(torch.relu(a(torch.randn(bs, 6)))).sum().backward()
-    return params_grads(a, b)
+    return grads(a) + grads(b)
 
 
 def attention_padding_mask(flag):
@@ -125,7 +121,7 @@ def attention_padding_mask(flag):
     for length in (4, 6):
         x = torch.randn(2, length, 8); mask = torch.zeros(2, length, dtype=torch.bool); mask[1, -2:] = True
         with ca(flag): mha(x, x, x, key_padding_mask=mask)[0].sum().backward()
-    return params_grads(mha)
+    return grads(mha)
 
 
 def nonleaf_hook_in_place(flag):
@@ -151,7 +147,7 @@ def reentrant_checkpoint(flag):
         x = torch.randn(bs, 6, requires_grad=True)
         y = checkpoint.checkpoint(lambda t: torch.tanh(a(t)), x, use_reentrant=True)
         with ca(flag): b(y).pow(2).sum().backward()
-    return params_grads(a, b)
+    return grads(a) + grads(b)
 
 
 class DoubleInPlace(torch.autograd.Function):
@@ -180,14 +176,14 @@ def packed_lstm(flag):
         packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
         out, _ = nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True)
         with ca(flag): lin(out).sum().backward()
-    return params_grads(lstm, lin)
+    return grads(lstm) + grads(lin)
 
 
 def backward_inputs_subset(flag):
     torch.manual_seed(0); a = nn.Linear(4, 4); b = nn.Linear(4, 1)
     for bs in (2, 3):
         with ca(flag): b(torch.relu(a(torch.randn(bs, 4)))).sum().backward(inputs=list(b.parameters()))
-    return params_grads(b) + [torch.tensor([a.weight.grad is None])]
+    return grads(b) + [torch.tensor([a.weight.grad is None])]
 
 
 def grad_allow_unused_materialize(flag):

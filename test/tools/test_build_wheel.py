@@ -258,12 +258,19 @@ def test_example_passes_on_the_wheel(wheel_venv, script):
     assert proc.stdout.strip().endswith("verdict: OK")
 
 
-def test_real_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv):
-    # examples/real_programs.py: ordinary training programs, backward under compiled autograd
-    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "real_programs.py"), timeout=900)
+def program_verdicts(venv: Path, script: str, count: int) -> dict:
+    """``{program: "ok captures=N"}`` of an examples/ script that prints one line per program
+    and a verdict; asserts that it ran ``count`` programs, all OK."""
+    proc = run_py(venv, str(REPO_ROOT / "examples" / script), timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
-    assert len(lines) == 27 and proc.stdout.strip().endswith("verdict: OK")
+    assert len(lines) == count and proc.stdout.strip().endswith("verdict: OK")
+    return lines
+
+
+def test_real_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv):
+    # examples/real_programs.py: ordinary training programs, backward under compiled autograd
+    lines = program_verdicts(wheel_venv, "real_programs.py", 27)
     # new batch sizes and sequence lengths reuse the capture; the second backward through a
     # retained graph, and the first accumulation into existing .grad, are new captures, as on stock;
     # the vector-Jacobian program runs two backward graphs
@@ -275,10 +282,7 @@ def test_real_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv
 def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     # examples/autograd_api_programs.py: tied weights, grad layout and identity, sparse grads, QAT,
     # parametrizations, packed LSTM, reentrant checkpointing, backward(inputs=), GradScaler, ...
-    proc = run_py(wheel_venv, str(REPO_ROOT / "examples" / "autograd_api_programs.py"), timeout=900)
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
-    lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
-    assert len(lines) == 21 and proc.stdout.strip().endswith("verdict: OK")
+    lines = program_verdicts(wheel_venv, "autograd_api_programs.py", 21)
     # two captures where a later backward accumulates into existing grads, or a compiled forward
     # recompiles at its first new size; one where nothing changes but the batch size
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {
