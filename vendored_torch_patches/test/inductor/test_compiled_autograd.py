@@ -5036,6 +5036,85 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         for ca_compiler in [make_compiler_fn(backend="aot_eager"), compiler_fn]:
             self._two_tensor_check(f, lambda s: [self._two_tensor(s)], ca_compiler)
 
+    def _subclass_param_grads(self, make_param, wrap_input, ctx):
+        # two backwards into one subclass parameter: the first sets its .grad,
+        # the second accumulates into it
+        param = make_param()
+        for batch in (3, 5):
+            x = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
+            with ctx():
+                (wrap_input(x) @ param).sin().sum().backward()
+        return param
+
+    def test_accumulate_grad_into_a_subclass_param_from_a_graph_run_as_is(self):
+        # A compiler that returns the graph as it is runs
+        # inductor.accumulate_grad_ on the TwoTensor parameter itself: the grad
+        # is the parameter's .grad, a TwoTensor, as with eager's AccumulateGrad
+        # (it was accumulated into the inner Tensors, leaving the parameter's
+        # grad None).
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        a = torch.randn(4, 4)
+
+        def make_param():
+            return TwoTensor(a.clone(), a * 2).requires_grad_()
+
+        def wrap_input(x):
+            return TwoTensor(x, x)
+
+        expected = self._subclass_param_grads(
+            make_param, wrap_input, contextlib.nullcontext
+        )
+        got = self._subclass_param_grads(
+            make_param,
+            wrap_input,
+            lambda: compiled_autograd._enable(lambda gm: gm),
+        )
+        self.assertIs(type(got.grad), TwoTensor)
+        self.assertEqual(got.grad.a, expected.grad.a)
+        self.assertEqual(got.grad.b, expected.grad.b)
+
+    def test_accumulate_grad_into_an_untraceable_subclass_param(self):
+        # A wrapper subclass with no __tensor_flatten__: Dynamo runs the
+        # captured graph's calls eagerly, accumulate_grad_ included, and the
+        # grads land in the parameter's .grad as in eager.
+        from torch.testing._internal.logging_tensor import LoggingTensor
+
+        a = torch.randn(4, 4)
+
+        def make_param():
+            return LoggingTensor(a.clone(), requires_grad=True)
+
+        expected = self._subclass_param_grads(
+            make_param, LoggingTensor, contextlib.nullcontext
+        )
+        got = self._subclass_param_grads(
+            make_param,
+            LoggingTensor,
+            lambda: compiled_autograd._enable(torch.compile(backend="aot_eager")),
+        )
+        self.assertIs(type(got.grad), LoggingTensor)
+        self.assertEqual(got.grad.elem, expected.grad.elem)
+
+    def test_accumulate_grad_under_a_dispatch_mode_goes_to_the_mode(self):
+        # A TorchDispatchMode still sees inductor.accumulate_grad_ first, as
+        # with the Python fallback, and the op then accumulates as usual.
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        seen = []
+
+        class RecordOps(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+
+        param = torch.zeros(3, requires_grad=True)
+        with RecordOps():
+            torch.ops.inductor.accumulate_grad_.default(param, torch.ones(3))
+            torch.ops.inductor.accumulate_grad_.default(param, torch.ones(3))
+        self.assertEqual(seen.count(torch.ops.inductor.accumulate_grad_.default), 2)
+        self.assertEqual(param.grad, torch.full((3,), 2.0))
+
     def test_functional_two_tensor_grad_mixed_with_plain_tensors(self):
         def f(x, y, z):
             return (x.sin() * y.cos()).sum() + (y * z).sum()

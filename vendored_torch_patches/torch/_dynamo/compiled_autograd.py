@@ -136,6 +136,42 @@ class OpNamespace:
 ops = OpNamespace()
 
 
+_below_python_key = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+
+
+def _accumulate_grad_python_key(variable, new_grad):
+    """``inductor.accumulate_grad_`` at the Python dispatch key.
+
+    A capture records AccumulateGrad as this op on the parameter.  Where the
+    graph runs eagerly (a compiler that returns the graph as it is, or Dynamo
+    running a region it cannot trace, such as one with a Tensor subclass
+    that has no ``__tensor_flatten__``), the op meets the parameter itself.
+    The Python fallback would hand it to the subclass's ``__torch_dispatch__``,
+    which unwraps both Tensors and accumulates into the inner Tensors'
+    ``.grad``: the parameter's own grad stayed None.  The AccumulateGrad node
+    never dispatches itself to a subclass, only the ops it runs (clone, add).
+    Neither does this kernel: it runs the op's own kernel, below the Python
+    key.  An active TorchDispatchMode sees the call first, as with the
+    fallback.  (Dynamo, when it traces the op, swaps in
+    ``polyfills.accumulate_grad``, which sets ``.grad`` on the parameter.)
+    """
+    op = torch.ops.inductor.accumulate_grad_.default
+    if torch._C._len_torch_dispatch_stack() > 0:
+        types = tuple(
+            {type(t) for t in (variable, new_grad) if type(t) is not torch.Tensor}
+        )
+        with torch.utils._python_dispatch._pop_mode_temporarily() as mode:
+            return mode.__torch_dispatch__(op, types, (variable, new_grad), {})
+    keys = (
+        torch._C._dispatch_keys(variable) | torch._C._dispatch_keys(new_grad)
+    ) & _below_python_key
+    return op.redispatch(keys, variable, new_grad)
+
+
+_accumulate_grad_lib = torch.library.Library("inductor", "IMPL")  # noqa: TOR901
+_accumulate_grad_lib.impl("accumulate_grad_", _accumulate_grad_python_key, "Python")
+
+
 def aot_backward_prologue_op(forward_cls: Any) -> Op:
     """The op running the backward prologue of one compiled region
     (AOTAutograd's ``CompiledFunction``): ``op(grads, saved_tensors)``
