@@ -13,16 +13,17 @@ key padding mask, a non-leaf hook that scales its grad in place, ``torch.func.fu
 reentrant checkpointing, a custom Function with ``mark_dirty`` and
 ``set_materialize_grads(False)``, an LSTM over packed sequences, ``backward(inputs=...)``,
 ``autograd.grad`` with ``allow_unused`` and ``materialize_grads``, bf16 autocast with a
-CPU ``GradScaler`` and grad clipping, a weight of a Tensor subclass Dynamo cannot trace
-(``LoggingTensor``); and four with a ``torch.compile``d forward: tied
+CPU ``GradScaler`` and grad clipping, ``retain_grad()`` on an activation and a view of it,
+a weight of a Tensor subclass Dynamo cannot trace (``LoggingTensor``); and four with a ``torch.compile``d forward: tied
 weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, attention with a
 padding mask, and module backward hooks on every layer of an MLP.  Each runs over two or three batch sizes or sequence lengths.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all twenty-two; stock 2.6.0 and 2.7.0 pass twenty: they
+0/1.  The patched wheel passes all twenty-three; stock 2.6.0 and 2.7.0 pass twenty: they
 never call the first layer's full backward hook (its input needs no grad) after a
-compiled forward, and they leave the subclass weight's grad None (the graph they run
-eagerly accumulates it into the inner Tensor).  The wheel takes one capture, or two where a later backward
+compiled forward, they leave the subclass weight's grad None (the graph they run
+eagerly accumulates it into the inner Tensor), and they refuse ``retain_grad()``
+("retains_grad_hooks not implemented for compiled autograd").  The wheel takes one capture, or two where a later backward
 accumulates into existing grads (a new capture everywhere) or a compiled forward
 recompiles at its first new size; stock 2.6.0 and 2.7.0 also recapture at a new size
 where the wheel does not, in seven programs.
@@ -209,6 +210,17 @@ def grad_scaler_bf16(flag):
     return [p.detach().clone() for p in m.parameters()]
 
 
+def retain_grad_intermediates(flag):
+    # retain_grad() on an activation and on a view of it (debugging, attribution)
+    torch.manual_seed(0); lin = nn.Linear(4, 4); out = []
+    for bs in (2, 3):
+        with ca(flag):
+            h = lin(torch.randn(bs, 4)); h.retain_grad(); v = h[:, :2]; v.retain_grad()
+            (h.tanh().sum() + v.pow(2).sum()).backward()
+        out += [h.grad, v.grad]
+    return grads(lin) + out
+
+
 def untraceable_subclass_weight(flag):
     # a wrapper subclass with no __tensor_flatten__ as a weight: Dynamo runs the captured
     # graph's calls eagerly, the grad accumulation into the weight included
@@ -295,7 +307,7 @@ PROGRAMS = [tied_weights, channels_last_grad_layout, accumulated_grad_is_the_sam
             sparse_embedding, qat_fake_quant, orthogonal_parametrization, spectral_norm_and_pruning,
             attention_padding_mask, nonleaf_hook_in_place, functional_call, reentrant_checkpoint,
             mark_dirty_function, packed_lstm, backward_inputs_subset, grad_allow_unused_materialize,
-            grad_scaler_bf16, untraceable_subclass_weight, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask,
+            grad_scaler_bf16, retain_grad_intermediates, untraceable_subclass_weight, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask,
             compiled_module_hooks_every_layer]
 
 

@@ -282,7 +282,7 @@ def test_real_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv
 def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     # examples/autograd_api_programs.py: tied weights, grad layout and identity, sparse grads, QAT,
     # parametrizations, packed LSTM, reentrant checkpointing, backward(inputs=), GradScaler, ...
-    lines = program_verdicts(wheel_venv, "autograd_api_programs.py", 22)
+    lines = program_verdicts(wheel_venv, "autograd_api_programs.py", 23)
     # two captures where a later backward accumulates into existing grads, or a compiled forward
     # recompiles at its first new size; one where nothing changes but the batch size
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {

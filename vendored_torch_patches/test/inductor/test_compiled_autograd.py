@@ -5115,6 +5115,82 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(seen.count(torch.ops.inductor.accumulate_grad_.default), 2)
         self.assertEqual(param.grad, torch.full((3,), 2.0))
 
+    def _retained_grads(self, program, compiled):
+        # program(ctx) runs its backwards under ctx; returns what it retained
+        torch.manual_seed(0)
+        if not compiled:
+            return program(contextlib.nullcontext)
+        return program(
+            lambda: compiled_autograd._enable(torch.compile(backend="aot_eager"))
+        )
+
+    def test_retain_grad_of_non_leaves_gets_their_grads(self):
+        # retain_grad() on a non-leaf, on a view of one and on the output of a
+        # compiled region: each .grad is eager's, over two batch sizes, and a
+        # tensor hook on the Tensor runs before its grad is retained
+        def program(ctx):
+            lin = nn.Linear(4, 4)
+            region = torch.compile(lambda t: t.sin() * 2, backend="aot_eager")
+            retained = []
+            for batch in (2, 3):
+                x = torch.randn(batch, 4)
+                with ctx():
+                    h = lin(x)
+                    h.retain_grad()
+                    h.register_hook(lambda g: g * 10)
+                    v = h[:, :2]
+                    v.retain_grad()
+                    y = region(h)
+                    y.retain_grad()
+                    (y.tanh().sum() + v.pow(2).sum()).backward()
+                retained += [h.grad, v.grad, y.grad]
+            return retained + [lin.weight.grad, lin.bias.grad]
+
+        counters.clear()
+        expected = self._retained_grads(program, compiled=False)
+        got = self._retained_grads(program, compiled=True)
+        self.assertTrue(all(g is not None for g in expected))
+        self.assertEqual(got, expected)
+        # the second backward accumulates into the Linear's grads (a capture
+        # of its own, as without retain_grad)
+        self.assertEqual(counters["compiled_autograd"]["captures"], 2)
+
+    def test_retain_grad_accumulates_over_backwards_of_a_retained_graph(self):
+        def program(ctx):
+            w = torch.randn(3, 3, requires_grad=True)
+            h = w.exp()
+            h.retain_grad()
+            loss = (h * torch.arange(3.0)).sum()
+            with ctx():
+                loss.backward(retain_graph=True)
+                loss.backward()
+            return [h.grad, w.grad]
+
+        expected = self._retained_grads(program, compiled=False)
+        got = self._retained_grads(program, compiled=True)
+        self.assertEqual(got, expected)
+
+    def test_retain_grad_hook_runs_in_the_compiled_graph_not_at_capture(self):
+        # the retained grad comes from the graph's run: a cache hit (same
+        # structure, new values) retains the new grad
+        def program(ctx):
+            w = torch.randn(4, requires_grad=True)
+            retained = []
+            for scale in (1.0, 5.0):
+                with ctx():
+                    h = w * scale
+                    h.retain_grad()
+                    (h.sin()).sum().backward()
+                retained.append(h.grad)
+                w.grad = None
+            return retained
+
+        counters.clear()
+        expected = self._retained_grads(program, compiled=False)
+        got = self._retained_grads(program, compiled=True)
+        self.assertEqual(got, expected)
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+
     def test_functional_two_tensor_grad_mixed_with_plain_tensors(self):
         def f(x, y, z):
             return (x.sin() * y.cos()).sum() + (y * z).sum()

@@ -291,10 +291,19 @@ def maybe_clone(x):
     return x
 
 
+def call_retains_grad_hook(hook_id: int, grad: torch.Tensor) -> None:
+    """Runs the ``hook_id``-th retains_grad hook of the running backward on
+    ``grad``: ``Tensor.retain_grad()`` on a non-leaf sets or accumulates that
+    Tensor's ``.grad``.  The hook is a C++ closure over the Tensor, so the
+    call runs eagerly: Dynamo does not trace this module (a graph break)."""
+    torch._C._dynamo.compiled_autograd.call_retains_grad_hook(hook_id, grad)
+
+
 _graph_placeholders = ["inputs", "sizes", "scalars", "hooks"]
 _impure_targets = OrderedSet(
     [
         call_hook,
+        call_retains_grad_hook,
         call_backward,
         FakeCompiledAutogradEngine._exec_final_callbacks_stub,
         torch.ops.inductor.accumulate_grad_.default,
@@ -1311,6 +1320,17 @@ class AutogradCompilerInstance:
             inputs[i] = self._dummy_like(inputs[i])
             self.bind_tensors_to_proxies([inputs[i]], [proxy])
         return inputs
+
+    def retains_grad_hook(self, hook_id: int, grad):
+        """Called from C++ after a node's tensor pre-hooks, for each
+        ``retain_grad()`` on one of its grads: records the hook's call on the
+        grad, which goes on unchanged."""
+        self.fx_tracer.create_proxy(
+            "call_function",
+            call_retains_grad_hook,
+            (hook_id, self.to_proxy(grad)),
+            {},
+        )
 
     def pre_hook(self, inputs, hook_id):
         assert self.hooks_proxy is not None

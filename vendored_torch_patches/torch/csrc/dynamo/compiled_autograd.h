@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/variable_info.h>
 #include <torch/csrc/utils/python_stub.h>
 #include <torch/csrc/utils/torch_dispatch_mode.h>
+#include <algorithm>
 #include <typeindex>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct NodeCall {
   std::vector<int> post_acc_grad_hooks;
   std::vector<std::pair<int, int>> graph_output;
   bool needed = true;
+  // (index in AutogradCompilerCall::retains_grad_hooks, input_nr) of each of
+  // the node's retains_grad hooks, by input_nr
+  std::vector<std::pair<int, int>> retains_grad_hooks;
 };
 
 struct NodeCalls : public std::unordered_map<Node*, NodeCall> {
@@ -260,6 +264,11 @@ struct AutogradCompilerCall {
   SizeInput::DynType default_dyn_type;
   // NodeCall id of each size, only when verbose logging is enabled
   std::vector<uint32_t> size_input_origins;
+  // The retains_grad hooks (Tensor::retain_grad on a non-leaf) of this
+  // backward's nodes, with the input_nr each one reads.  The hooks are C++
+  // closures over the retained Tensor: the captured graph calls them back by
+  // index (call_retains_grad_hook) while this backward runs.
+  std::vector<std::pair<FunctionPreHook*, size_t>> retains_grad_hooks;
 };
 
 class CompiledNodeArgs {
@@ -492,11 +501,25 @@ class CompiledNodeArgs {
 #undef COLLECT_AS_BYTES
 
   void collect_hooks_from(Node* fn) {
-    TORCH_CHECK(
-        fn->retains_grad_hooks().empty(),
-        "retains_grad_hooks not implemented for compiled autograd");
     for (auto& i : fn->tensor_pre_hooks()) {
       i->compiled_args(*this);
+    }
+    // after the tensor pre-hooks, as the engine runs them; by input_nr, so
+    // that the key does not depend on the map's order
+    std::vector<size_t> retained;
+    retained.reserve(fn->retains_grad_hooks().size());
+    for (const auto& entry : fn->retains_grad_hooks()) {
+      retained.emplace_back(entry.first);
+    }
+    std::sort(retained.begin(), retained.end());
+    for (const size_t input_nr : retained) {
+      const size_t id = _compiler.retains_grad_hooks.size();
+      _compiler.retains_grad_hooks.emplace_back(
+          fn->retains_grad_hooks().at(input_nr).get(), input_nr);
+      _node_call.retains_grad_hooks.emplace_back(
+          static_cast<int>(id), static_cast<int>(input_nr));
+      collect_size(id);
+      collect_size(input_nr);
     }
     for (auto& i : fn->pre_hooks()) {
       i->compiled_args(*this);
@@ -505,6 +528,7 @@ class CompiledNodeArgs {
       i->compiled_args(*this);
     }
     collect_size(_node_call.tensor_pre_hooks.size());
+    collect_size(_node_call.retains_grad_hooks.size());
     collect_size(_node_call.pre_hooks.size());
     collect_size(_node_call.post_hooks.size());
     for (const auto& h : _node_call.tensor_pre_hooks) {

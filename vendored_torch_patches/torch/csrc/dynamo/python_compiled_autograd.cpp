@@ -986,6 +986,55 @@ static PyObject* will_execute_node(PyObject* dummy, PyObject* arg) {
   END_HANDLE_TH_ERRORS;
 }
 
+// The retains_grad hooks of the backward that compiled autograd runs on this
+// thread (AutogradCompilerCall::retains_grad_hooks), while its graph runs.
+static thread_local const std::vector<std::pair<FunctionPreHook*, size_t>>*
+    current_retains_grad_hooks = nullptr;
+
+struct RetainsGradHooksGuard {
+  explicit RetainsGradHooksGuard(
+      const std::vector<std::pair<FunctionPreHook*, size_t>>* hooks)
+      : prior_(current_retains_grad_hooks) {
+    current_retains_grad_hooks = hooks;
+  }
+  RetainsGradHooksGuard(const RetainsGradHooksGuard&) = delete;
+  RetainsGradHooksGuard& operator=(const RetainsGradHooksGuard&) = delete;
+  ~RetainsGradHooksGuard() {
+    current_retains_grad_hooks = prior_;
+  }
+
+ private:
+  const std::vector<std::pair<FunctionPreHook*, size_t>>* prior_;
+};
+
+// call_retains_grad_hook(id, grad): runs the id-th retains_grad hook of the
+// running backward on its grad, as the engine does after a node's tensor
+// pre-hooks (the hook sets or accumulates the retained Tensor's .grad).
+// The captured graph calls it; Dynamo runs it eagerly (a graph break).
+static PyObject* call_retains_grad_hook(PyObject* dummy, PyObject* args) {
+  HANDLE_TH_ERRORS;
+  Py_ssize_t id = 0;
+  PyObject* grad = nullptr;
+  if (!PyArg_ParseTuple(args, "nO", &id, &grad)) {
+    throw_python_error();
+  }
+  TORCH_CHECK(
+      current_retains_grad_hooks != nullptr,
+      "call_retains_grad_hook should only be called by the graph of a backward that compiled autograd runs");
+  TORCH_CHECK(
+      id >= 0 && static_cast<size_t>(id) < current_retains_grad_hooks->size(),
+      "call_retains_grad_hook: no retains_grad hook ",
+      id);
+  TORCH_CHECK(
+      THPVariable_Check(grad), "call_retains_grad_hook expects a Tensor");
+  const auto& [hook, input_nr] = (*current_retains_grad_hooks)[id];
+  variable_list values(input_nr + 1);
+  values[input_nr] = THPVariable_Unpack(grad);
+  (*hook)(values);
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS;
+}
+
 static PyObject* is_cache_empty(PyObject* dummy, PyObject* args) {
   HANDLE_TH_ERRORS;
   if (CacheNode::root()->is_empty()) {
@@ -1019,6 +1068,7 @@ static PyMethodDef _methods[] = {
     {"note_proxied_call", note_proxied_call, METH_NOARGS, nullptr},
     {"current_graph_task_id", current_graph_task_id, METH_NOARGS, nullptr},
     {"will_execute_node", will_execute_node, METH_O, nullptr},
+    {"call_retains_grad_hook", call_retains_grad_hook, METH_VARARGS, nullptr},
     {"set_verbose_logger", set_verbose_logger, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -1254,7 +1304,8 @@ CacheNode* _compiled_autograd_impl(
     THPObjectPtr* graph_arg_inputs,
     THPObjectPtr* graph_arg_sizes,
     THPObjectPtr* graph_arg_ivalue_args,
-    THPObjectPtr* graph_arg_hooks) {
+    THPObjectPtr* graph_arg_hooks,
+    std::vector<std::pair<FunctionPreHook*, size_t>>* retains_grad_hooks) {
   std::unordered_map<Node*, int>& dependencies = graph_task.dependencies_;
   std::vector<std::shared_ptr<Node>> worklist{graph_root};
   AutogradCompilerCall compiler_call(get_default_dyn_type());
@@ -1389,6 +1440,18 @@ CacheNode* _compiled_autograd_impl(
         }
         inputs = THPVariable_UnpackList(pyinputs);
       }
+      for (const auto& hook : call.retains_grad_hooks) {
+        // records the call; the grad goes on unchanged
+        if (inputs[hook.second].defined()) {
+          THPObjectPtr pygrad(THPVariable_Wrap(inputs[hook.second]));
+          THPObjectPtr recorded(check(PyObject_CallMethod(
+              py_compiler,
+              "retains_grad_hook",
+              "iO",
+              hook.first,
+              pygrad.get())));
+        }
+      }
       for (const auto& graph_output : call.graph_output) {
         int input_nr = graph_output.first;
         int output_index = graph_output.second;
@@ -1504,6 +1567,7 @@ CacheNode* _compiled_autograd_impl(
   *graph_arg_ivalue_args =
       wrap_lifted_ivalue_args(compiler_call.lifted_ivalue_args.args);
   *graph_arg_hooks = convert_hook_list(compiler_call.hooks);
+  *retains_grad_hooks = std::move(compiler_call.retains_grad_hooks);
   return cache;
 }
 
@@ -1544,6 +1608,7 @@ variable_list compiled_autograd(
   THPObjectPtr sizes;
   THPObjectPtr ivalue_args;
   THPObjectPtr hooks;
+  std::vector<std::pair<FunctionPreHook*, size_t>> retains_grad_hooks;
   CacheNode* cache = _compiled_autograd_impl(
       graph_root,
       graph_task,
@@ -1552,7 +1617,9 @@ variable_list compiled_autograd(
       &inputs,
       &sizes,
       &ivalue_args,
-      &hooks);
+      &hooks,
+      &retains_grad_hooks);
+  RetainsGradHooksGuard retains_grad_hooks_guard(&retains_grad_hooks);
 
   THPObjectPtr pyresult(check(PyObject_CallFunctionObjArgs(
       cache->runtime_wrapper.get(),
