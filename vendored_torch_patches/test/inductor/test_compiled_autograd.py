@@ -2060,6 +2060,141 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
             fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
+    # Plain Node subclasses, as an extension writes them (no compiled_args):
+    # PlainSquareBackward saves its input; HalfCollectingBackward collects a
+    # value for compiled autograd and then raises the default's error.
+    plain_node_cpp_source = """
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/dynamo/compiled_autograd.h>
+
+static int64_t plain_square_backward_runs = 0;
+
+int64_t plain_square_backward_calls() {
+  return plain_square_backward_runs;
+}
+
+struct PlainSquareBackward : public torch::autograd::Node {
+  torch::autograd::SavedVariable x_;
+  torch::autograd::variable_list apply(
+      torch::autograd::variable_list&& grads) override {
+    plain_square_backward_runs++;
+    return {grads[0] * x_.unpack() * 2};
+  }
+  void release_variables() override {
+    x_.reset_data();
+  }
+};
+
+struct HalfCollectingBackward : public torch::autograd::Node {
+  torch::autograd::variable_list apply(
+      torch::autograd::variable_list&& grads) override {
+    return {grads[0]};
+  }
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) override {
+    args.collect(std::string("half"));
+    throw std::runtime_error(
+        "compiled_args not implemented: HalfCollectingBackward collected and raised");
+  }
+};
+
+template <class N>
+torch::Tensor with_node(const torch::Tensor& x, torch::Tensor out) {
+  auto node = std::shared_ptr<N>(new N(), torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  if constexpr (std::is_same_v<N, PlainSquareBackward>) {
+    node->x_ = torch::autograd::SavedVariable(x, false);
+  }
+  torch::autograd::set_history(out, node);
+  return out;
+}
+
+torch::Tensor plain_square(const torch::Tensor& x) {
+  torch::NoGradGuard no_grad;
+  return with_node<PlainSquareBackward>(x, x * x);
+}
+
+torch::Tensor half_collecting_identity(const torch::Tensor& x) {
+  torch::NoGradGuard no_grad;
+  return with_node<HalfCollectingBackward>(x, x.clone());
+}
+"""
+
+    def load_plain_nodes(self, load_inline, functions):
+        return load_inline(
+            name=self._testMethodName,
+            cpp_sources=self.plain_node_cpp_source,
+            functions=functions,
+        )
+
+    @scoped_load_inline
+    def test_node_without_compiled_args_runs_eagerly_in_the_graph(self, load_inline):
+        # [compiled autograd] a node that cannot describe itself to compiled
+        # autograd (an extension's plain Node subclass, a prebuilt
+        # extension's C++ autograd Function) is one opaque call that runs the
+        # live node: Dynamo graph-breaks on it
+        module = self.load_plain_nodes(load_inline, "plain_square")
+
+        def fn():
+            for i in [10, 20]:
+                x = torch.randn(i, 10, requires_grad=True)
+                module.plain_square(x.sin()).sum().backward()
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
+        )
+
+    @scoped_load_inline
+    def test_node_run_eagerly_releases_its_saved_variables_after_the_graph(
+        self, load_inline
+    ):
+        module = self.load_plain_nodes(load_inline, "plain_square")
+        x = torch.randn(4, requires_grad=True)
+        with compiled_autograd._enable(make_compiler_fn(fullgraph=False)):
+            out = module.plain_square(x * 3).sum()
+            out.backward(retain_graph=True)
+            out.backward()
+            self.assertEqual(x.grad, 2 * 2 * 9 * x.detach())
+            with self.assertRaisesRegex(RuntimeError, "backward through the graph"):
+                out.backward()
+
+    @scoped_load_inline
+    def test_node_run_eagerly_runs_when_its_grads_go_nowhere(self, load_inline):
+        # as in eager: the node runs although its input needs no grad
+        module = self.load_plain_nodes(
+            load_inline, ["plain_square", "plain_square_backward_calls"]
+        )
+        w = torch.randn(4, requires_grad=True)
+
+        def backward():
+            (module.plain_square(torch.randn(4)) * w).sum().backward()
+
+        backward()
+        self.assertEqual(module.plain_square_backward_calls(), 1)
+        with compiled_autograd._enable(make_compiler_fn(fullgraph=False)):
+            backward()
+            backward()
+        self.assertEqual(module.plain_square_backward_calls(), 3)
+
+    def test_an_op_dynamo_does_not_trace_runs_user_code(self):
+        # so a CPU scalar that feeds it is never moved to CUDA (see
+        # test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu)
+        def fn(grads, *packed):
+            return grads
+
+        self.assertTrue(
+            compiled_autograd.Op("eager_node", fn, traceable=False).runs_user_code
+        )
+        self.assertFalse(compiled_autograd.Op("MulBackward0", fn).runs_user_code)
+
+    @scoped_load_inline
+    def test_node_that_collected_before_raising_still_raises(self, load_inline):
+        module = self.load_plain_nodes(load_inline, "half_collecting_identity")
+        x = torch.randn(4, requires_grad=True)
+        with compiled_autograd._enable(make_compiler_fn(fullgraph=False)):
+            with self.assertRaisesRegex(RuntimeError, "collected and raised"):
+                module.half_collecting_identity(x * 3).sum().backward()
+
     @scoped_load_inline
     def test_autograd_cpp_node(self, load_inline):
         cpp_source = """

@@ -82,8 +82,10 @@ class Op:
         self.fn = fn if traceable else torch._dynamo.disable(fn)
         self.traceable = traceable
         # a C++ autograd Function's op runs the user's T::backward, not a
-        # torch formula (its name is the one CppNode<T> binds)
-        self.runs_user_code = name.startswith("CppNode_")
+        # torch formula (its name is the one CppNode<T> binds); an op Dynamo
+        # does not trace (ops.eager_node runs a live node) runs code the
+        # capture cannot see
+        self.runs_user_code = name.startswith("CppNode_") or not traceable
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = "torch._dynamo.compiled_autograd.ops"
@@ -1463,6 +1465,13 @@ class AutogradCompilerInstance:
                 or node.op == "placeholder"
                 or node.op == "output"
                 or (node.op == "call_function" and node.target in _impure_targets)
+                # code the capture cannot see runs as in eager, whether or not
+                # its grads go anywhere
+                or (
+                    node.op == "call_function"
+                    and isinstance(node.target, Op)
+                    and not node.target.traceable
+                )
             )
 
         self.fx_tracer.graph.eliminate_dead_code(is_impure)

@@ -90,6 +90,9 @@ struct NodeCall {
   // (index in AutogradCompilerCall::retains_grad_hooks, input_nr) of each of
   // the node's retains_grad hooks, by input_nr
   std::vector<std::pair<int, int>> retains_grad_hooks;
+  // The node's index in AutogradCompilerCall::eager_nodes if it runs eagerly
+  // (its compiled_args raised before collecting anything), else -1
+  int eager_index = -1;
 };
 
 struct NodeCalls : public std::unordered_map<Node*, NodeCall> {
@@ -269,6 +272,10 @@ struct AutogradCompilerCall {
   // closures over the retained Tensor: the captured graph calls them back by
   // index (call_retains_grad_hook) while this backward runs.
   std::vector<std::pair<FunctionPreHook*, size_t>> retains_grad_hooks;
+  // The nodes of this backward that cannot describe themselves to compiled
+  // autograd (see NodeCall::eager_index): the captured graph runs each one
+  // by index (ops.eager_node) while this backward runs.
+  std::vector<std::shared_ptr<Node>> eager_nodes;
 };
 
 class CompiledNodeArgs {

@@ -17,6 +17,8 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 /*
@@ -1035,6 +1037,123 @@ static PyObject* call_retains_grad_hook(PyObject* dummy, PyObject* args) {
   END_HANDLE_TH_ERRORS;
 }
 
+// [compiled autograd] Nodes that run eagerly.  Two errors from compiled_args
+// say that a node cannot describe itself to compiled autograd: the default
+// Node::compiled_args's, for a Node subclass without one, and the one the
+// CppNode<T>::compiled_args of headers without functional autograd raises
+// for a C++ autograd Function not marked is_traceable (a prebuilt
+// torchvision's roi_align: the extension inlined that code, so nothing here
+// can change it).  Both are std::runtime_errors with a fixed text.  Instead
+// of failing the backward on them, the capture records one opaque call,
+// ops.eager_node(grads, index), and the graph runs the live node itself (its
+// apply(), as the engine would) by index; Dynamo graph-breaks on it.  Any
+// other error still fails the backward (an Error node raises its message at
+// collection on purpose), and so does one of these two raised after
+// collecting anything: what was collected would be part of the graph.  The
+// node's saved variables are released after the graph ran, not before.
+static thread_local const std::vector<std::shared_ptr<Node>>*
+    current_eager_nodes = nullptr;
+
+struct EagerNodesGuard {
+  EagerNodesGuard(
+      const std::vector<std::shared_ptr<Node>>* nodes,
+      bool release_variables)
+      : prior_(current_eager_nodes),
+        nodes_(nodes),
+        release_variables_(release_variables) {
+    current_eager_nodes = nodes;
+  }
+  EagerNodesGuard(const EagerNodesGuard&) = delete;
+  EagerNodesGuard& operator=(const EagerNodesGuard&) = delete;
+  ~EagerNodesGuard() {
+    current_eager_nodes = prior_;
+    if (release_variables_) {
+      for (const auto& node : *nodes_) {
+        node->release_variables();
+      }
+    }
+  }
+
+ private:
+  const std::vector<std::shared_ptr<Node>>* prior_;
+  const std::vector<std::shared_ptr<Node>>* nodes_;
+  bool release_variables_;
+};
+
+// What ops.eager_node runs: the index-th eager node of the running backward.
+static variable_list apply_eager_node(
+    const variable_list& grads,
+    const ivalue_list& packed) {
+  TORCH_INTERNAL_ASSERT(packed.size() == 1);
+  const int64_t index = packed[0].toInt();
+  TORCH_CHECK(
+      current_eager_nodes != nullptr && index >= 0 &&
+          static_cast<size_t>(index) < current_eager_nodes->size(),
+      "ops.eager_node should only be called by the graph of a backward that compiled autograd runs");
+  Node& node = *(*current_eager_nodes)[index];
+  return node(variable_list(grads));
+}
+
+static bool says_it_cannot_describe_itself(const std::runtime_error& e) {
+  const std::string_view what = e.what();
+  for (const std::string_view prefix :
+       {"compiled_args not implemented: ",
+        "Attempting to trace a potentially unsafe C++ autograd function: "}) {
+    if (what.substr(0, prefix.size()) == prefix) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Collects fn's compiled_args; if it says it cannot before collecting
+// anything, marks the node to run eagerly instead (see above).
+static void collect_node_or_run_it_eagerly(
+    const std::shared_ptr<Node>& fn,
+    CompiledNodeArgs& node_args,
+    NodeCall& call,
+    AutogradCompilerCall& compiler_call) {
+  const auto collected = [&]() {
+    return std::make_tuple(
+        node_args.key().key_size,
+        compiler_call.tensor_args.inputs.size(),
+        compiler_call.all_size_inputs.size(),
+        compiler_call.lifted_ivalue_args.args.size(),
+        compiler_call.hooks.size());
+  };
+  const auto before = collected();
+  try {
+    fn->compiled_args(node_args);
+    return;
+  } catch (const std::runtime_error& e) {
+    if (!says_it_cannot_describe_itself(e) || collected() != before) {
+      throw;
+    }
+  }
+  call.eager_index = static_cast<int>(compiler_call.eager_nodes.size());
+  compiler_call.eager_nodes.emplace_back(fn);
+  node_args.collect(fn->name());
+  node_args.collect(static_cast<int64_t>(call.eager_index));
+}
+
+static variable_list proxy_eager_node(
+    SwapSavedVariables& saved,
+    const NodeCall& call,
+    const variable_list& inputs) {
+  static const std::vector<at::TypePtr> schema = {at::IntType::get()};
+  ivalue_list packed{c10::IValue(static_cast<int64_t>(call.eager_index))};
+  return proxy_functional_call(
+      saved,
+      *call.node,
+      functional_op_name("eager_node", &apply_eager_node),
+      &apply_eager_node,
+      schema,
+      inputs,
+      std::move(packed),
+      std::vector<bool>(call.node->num_outputs(), true),
+      /*traceable=*/false);
+}
+
 static PyObject* is_cache_empty(PyObject* dummy, PyObject* args) {
   HANDLE_TH_ERRORS;
   if (CacheNode::root()->is_empty()) {
@@ -1305,7 +1424,8 @@ CacheNode* _compiled_autograd_impl(
     THPObjectPtr* graph_arg_sizes,
     THPObjectPtr* graph_arg_ivalue_args,
     THPObjectPtr* graph_arg_hooks,
-    std::vector<std::pair<FunctionPreHook*, size_t>>* retains_grad_hooks) {
+    std::vector<std::pair<FunctionPreHook*, size_t>>* retains_grad_hooks,
+    std::vector<std::shared_ptr<Node>>* eager_nodes) {
   std::unordered_map<Node*, int>& dependencies = graph_task.dependencies_;
   std::vector<std::shared_ptr<Node>> worklist{graph_root};
   AutogradCompilerCall compiler_call(get_default_dyn_type());
@@ -1346,7 +1466,7 @@ CacheNode* _compiled_autograd_impl(
         // before apply_with_saved (generated nodes shape their dummy outputs
         // from them), and sizes are consumed in collection order
         node_args.collect(call.node->next_edges());
-        fn->compiled_args(node_args);
+        collect_node_or_run_it_eagerly(fn, node_args, call, compiler_call);
         if (fn == graph_root) {
           node_args.collect(root_shapes_checked);
         }
@@ -1475,7 +1595,9 @@ CacheNode* _compiled_autograd_impl(
       SwapSavedVariables saved(compiler_call, state, py_compiler.get(), call);
       saved.before(call.node->next_edges());
       const uint64_t calls_before = proxied_call_count;
-      variable_list outputs = call.node->apply_with_saved(inputs, saved);
+      variable_list outputs = call.eager_index >= 0
+          ? proxy_eager_node(saved, call, inputs)
+          : call.node->apply_with_saved(inputs, saved);
       if (proxied_call_count != calls_before) {
         // dummy outputs: validating them here would bake in their metadata
         outputs =
@@ -1558,7 +1680,9 @@ CacheNode* _compiled_autograd_impl(
   // TODO(jansel): clear grads we will overwrite below
   if (!graph_task.keep_graph_) {
     for (auto& call : calls) {
-      call->node->release_variables();
+      if (call->eager_index < 0) { // the others after the graph ran
+        call->node->release_variables();
+      }
     }
   }
 
@@ -1568,6 +1692,7 @@ CacheNode* _compiled_autograd_impl(
       wrap_lifted_ivalue_args(compiler_call.lifted_ivalue_args.args);
   *graph_arg_hooks = convert_hook_list(compiler_call.hooks);
   *retains_grad_hooks = std::move(compiler_call.retains_grad_hooks);
+  *eager_nodes = std::move(compiler_call.eager_nodes);
   return cache;
 }
 
@@ -1609,6 +1734,7 @@ variable_list compiled_autograd(
   THPObjectPtr ivalue_args;
   THPObjectPtr hooks;
   std::vector<std::pair<FunctionPreHook*, size_t>> retains_grad_hooks;
+  std::vector<std::shared_ptr<Node>> eager_nodes;
   CacheNode* cache = _compiled_autograd_impl(
       graph_root,
       graph_task,
@@ -1618,8 +1744,10 @@ variable_list compiled_autograd(
       &sizes,
       &ivalue_args,
       &hooks,
-      &retains_grad_hooks);
+      &retains_grad_hooks,
+      &eager_nodes);
   RetainsGradHooksGuard retains_grad_hooks_guard(&retains_grad_hooks);
+  EagerNodesGuard eager_nodes_guard(&eager_nodes, !graph_task.keep_graph_);
 
   THPObjectPtr pyresult(check(PyObject_CallFunctionObjArgs(
       cache->runtime_wrapper.get(),
