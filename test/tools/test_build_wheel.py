@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, WHERE_DEFINED, run_tool
-from tools.lib import paths, stock_wheel, wheel
+from tools.lib import bench_models, paths, stock_wheel, wheel
 from tools.lib.overlay import torch_hook
 from tools.lib.overlay.venv import share_cuda_libraries, wheelhouse
 
@@ -258,10 +258,10 @@ def test_example_passes_on_the_wheel(wheel_venv, script):
     assert proc.stdout.strip().endswith("verdict: OK")
 
 
-def program_verdicts(venv: Path, script: str, count: int) -> dict:
+def program_verdicts(venv: Path, script: str, count: int, **kwargs) -> dict:
     """``{program: "ok captures=N"}`` of an examples/ script that prints one line per program
     and a verdict; asserts that it ran ``count`` programs, all OK."""
-    proc = run_py(venv, str(REPO_ROOT / "examples" / script), timeout=900)
+    proc = run_py(venv, str(REPO_ROOT / "examples" / script), timeout=900, **kwargs)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
     assert len(lines) == count and proc.stdout.strip().endswith("verdict: OK")
@@ -288,6 +288,21 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {
         "sparse_embedding", "grad_allow_unused_materialize", "grad_scaler_bf16"}
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
+
+
+def test_torchvision_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv):
+    # examples/torchvision_programs.py: torchvision from PyPI, built against stock 2.6.0's headers: the
+    # backwards of roi_align, roi_pool, ps_roi_align and deform_conv2d are C++ autograd Functions whose
+    # compiled_args (stock's, inlined into torchvision) raises; each runs eagerly in the graph instead
+    version = bench_models.TORCHVISION["2.6"]
+    target = paths.cache_dir() / "examples" / f"torchvision-{version}"
+    # with what it needs that the wheel does not (numpy: the pinned environment's)
+    numpy = next(line.strip() for line in (REPO_ROOT / "tools" / "requirements" / "torch-venv.txt").read_text().splitlines()
+                 if line.startswith("numpy=="))
+    bench_models.pip_target(wheel_venv / "bin" / "python", target, [f"torchvision=={version}", "pillow==11.1.0", numpy],
+                            f"torchvision {version} for examples/torchvision_programs.py")
+    lines = program_verdicts(wheel_venv, "torchvision_programs.py", 5, env=clean_env(PYTHONPATH=str(target)))
+    assert set(lines.values()) == {"ok captures=1"}
 
 
 def test_a_foreign_libtorch_is_refused_at_import_with_one_line(wheel_venv):

@@ -126,7 +126,9 @@ def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
     return base / "site", base / f"torchvision-{TORCHVISION[side.torch_minor]}"
 
 
-def _pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> None:
+def pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> None:
+    """``pip install --no-deps --target`` of ``args`` with ``python``, once: a stamp records what is in
+    ``target``, and a failed install leaves no partial dir behind."""
     stamp = target / ".fca-installed"
     want = " ".join(args)
     if stamp.is_file() and stamp.read_text() == want:
@@ -147,8 +149,8 @@ def _pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> N
 def ensure_packages(cache: Path, side: Side) -> str:
     """Install what the harness needs for ``side``; the PYTHONPATH that puts it in front."""
     site, tv = site_dirs(cache, side)
-    _pip_target(side.python, site, ["-r", str(REQUIREMENTS)], "the harness's packages (tools/requirements/models.txt)")
-    _pip_target(side.python, tv, [f"torchvision=={TORCHVISION[side.torch_minor]}"], f"torchvision for torch {side.torch_minor}")
+    pip_target(side.python, site, ["-r", str(REQUIREMENTS)], "the harness's packages (tools/requirements/models.txt)")
+    pip_target(side.python, tv, [f"torchvision=={TORCHVISION[side.torch_minor]}"], f"torchvision for torch {side.torch_minor}")
     return os.pathsep.join([str(site), str(tv)])
 
 
