@@ -290,16 +290,21 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
 
 
+def pinned(requirements: str, name: str) -> str:
+    """``name==version`` as tools/requirements/``requirements`` pins it."""
+    lines = (REPO_ROOT / "tools" / "requirements" / requirements).read_text().splitlines()
+    return next(line.strip() for line in lines if line.startswith(f"{name}=="))
+
+
 def test_torchvision_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv):
     # examples/torchvision_programs.py: torchvision from PyPI, built against stock 2.6.0's headers: the
     # backwards of roi_align, roi_pool, ps_roi_align and deform_conv2d are C++ autograd Functions whose
     # compiled_args (stock's, inlined into torchvision) raises; each runs eagerly in the graph instead
     version = bench_models.TORCHVISION["2.6"]
     target = paths.cache_dir() / "examples" / f"torchvision-{version}"
-    # with what it needs that the wheel does not (numpy: the pinned environment's)
-    numpy = next(line.strip() for line in (REPO_ROOT / "tools" / "requirements" / "torch-venv.txt").read_text().splitlines()
-                 if line.startswith("numpy=="))
-    bench_models.pip_target(wheel_venv / "bin" / "python", target, [f"torchvision=={version}", "pillow==11.1.0", numpy],
+    # with what it needs that the wheel does not, at the pins the repo already has
+    needs = [pinned("torch-venv.txt", "numpy"), pinned("models.txt", "pillow")]
+    bench_models.pip_target(wheel_venv / "bin" / "python", target, [f"torchvision=={version}", *needs],
                             f"torchvision {version} for examples/torchvision_programs.py")
     lines = program_verdicts(wheel_venv, "torchvision_programs.py", 5, env=clean_env(PYTHONPATH=str(target)))
     assert set(lines.values()) == {"ok captures=1"}
