@@ -4471,6 +4471,64 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(symint_placeholders(graphs[0]), [])
         self.assertNotEqual(symint_placeholders(graphs[1]), [])
 
+    def test_dynamic_first_capture_graph_code_is_generated_at_the_first_new_size(
+        self,
+    ):
+        # the first backward runs the forward with the sizes as constants: the
+        # capture's own graph generates its code only when a new batch size
+        # first calls it, and Dynamo then traces it as any graph's forward (a
+        # graph break here would raise under fullgraph=True)
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+
+        graphs = []
+
+        def compiler_fn(gm):
+            graphs.append(gm)
+            return torch.compile(gm, backend="eager", fullgraph=True)
+
+        fn = self._mlp_over_batches([6, 6, 9, 12])
+        torch._dynamo.reset()
+        counters.clear()
+        with compiled_autograd._enable(compiler_fn):
+            steps = fn()
+            next(steps)
+            next(steps)
+            self.assertTrue(isinstance(graphs[0], _LazyGraphModule))
+            self.assertTrue(graphs[0]._needs_recompile())
+            list(steps)
+        self.assertFalse(graphs[0]._needs_recompile())
+        self.assertEqual(len(graphs), 1)
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+        self.assertEqual(dict(counters["graph_break"]), {})
+        self.assertEqual(counters["stats"]["unique_graphs"], 2)
+
+    def test_dynamic_first_capture_compiler_wrapping_torch_compile_gets_code(self):
+        # a compiler_fn that returns its own callable around torch.compile
+        # gets no forward with constant sizes: the graph has its code before
+        # the first call, and new batch sizes reuse the capture
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+
+        lazy_at_call = []
+
+        def compiler_fn(gm):
+            compiled = torch.compile(gm, backend="eager", fullgraph=True)
+
+            def run(*args):
+                lazy_at_call.append(type(gm).forward is _LazyGraphModule._lazy_forward)
+                return compiled(*args)
+
+            return run
+
+        counters.clear()
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9, 12]),
+            count=[1, 0],  # compiles: counted by the test's compiler_fn only
+            compiler_fn=compiler_fn,
+        )
+        self.assertEqual(lazy_at_call, [False, False, False])
+        self.assertEqual(dict(counters["graph_break"]), {})
+        self.assertEqual(counters["stats"]["unique_graphs"], 2)
+
     def test_dynamic_first_capture_plain_compiler_fn_gets_the_capture_graph_once(
         self,
     ):

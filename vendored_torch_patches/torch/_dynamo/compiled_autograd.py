@@ -1,14 +1,15 @@
 # mypy: allow-untyped-defs
 import contextlib
-import copy
 import functools
 import operator
 import sys
 import traceback
+import types
 import weakref
-from typing import Any, Dict, List, Optional, Set, Tuple, TYPE_CHECKING, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, TYPE_CHECKING, Union
 
 import torch
+from torch._dynamo.code_context import code_context
 from torch._dynamo.external_utils import (
     call_backward,
     call_hook,
@@ -21,6 +22,7 @@ from torch._prims_common import clone_preserve_strides, make_contiguous_strides_
 from torch._subclasses import FakeTensorMode
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.fx import GraphModule
+from torch.fx._lazy_graph_module import _LazyGraphModule, _make_graph_module
 from torch.fx.experimental._backward_state import BackwardState
 from torch.fx.experimental.proxy_tensor import (
     decompose,
@@ -351,10 +353,16 @@ class _LazySizeNode(SymNode):
     symbol (``make(self)``, which also registers it as a size input) and
     this node becomes that SymNode.  What C++ asks of any SymInt it is
     handed (is it an int, a constant, a nested int) is answered without,
-    and printing one (a graph dump) shows its input, ``sizes[i]``."""
+    and printing one (a graph dump) shows its input, ``sizes[i]``:
+    ``item``, that input's node in the graph (a SymNode has an
+    ``fx_node`` of its own)."""
 
-    def __init__(self, make, name: str) -> None:  # no SymNode.__init__
-        self.__dict__.update(_lazy_make=make, _lazy_name=name)
+    def __init__(self, make, item: torch.fx.Node) -> None:  # no SymNode.__init__
+        self.__dict__.update(_lazy_make=make, _lazy_item=item)
+
+    @property
+    def _lazy_name(self) -> str:
+        return f"sizes[{self._lazy_item.args[1]}]"
 
     @property
     def lazy(self) -> bool:
@@ -397,6 +405,26 @@ def _automatic_dynamic_state(graph: GraphModule) -> Dict[str, Any]:
     return get_code_state()[CodeId.make(type(graph).forward.__code__)].automatic_dynamic
 
 
+def _generate_code(graph: GraphModule, compiled_fn) -> None:
+    """Generates the code of a dynamic capture's graph (a _LazyGraphModule:
+    see end_capture) if it has none yet, and sets up again what torch.compile
+    would have set up had the graph had its code when the compiler wrapped
+    it: the graph for Dynamo's node metadata, and the OptimizedModule's
+    forward.  Something may have generated the code already (a compiler or a
+    log reading ``graph.code``), before or after the compiler wrapped it: the
+    setup is made again anyway, once per capture."""
+    from torch._dynamo.eval_frame import OptimizedModule
+
+    if not isinstance(graph, _LazyGraphModule):
+        return
+    graph.real_recompile()
+    code_context.get_context(type(graph).forward.__code__)[
+        "orig_graphmodule"
+    ] = weakref.ref(graph)
+    if isinstance(compiled_fn, OptimizedModule) and compiled_fn._orig_mod is graph:
+        compiled_fn._initialize()
+
+
 class _FirstSizesFirst:
     """A dynamic capture's compiled graph (see
     AutogradCompilerInstance.specialize_first_compile): ``specialized`` for
@@ -413,6 +441,7 @@ class _FirstSizesFirst:
             # the specialized graph reads no size: Dynamo need not see them
             return self.specialized(inputs, (), scalars, hooks)
         if self.seed is not None:
+            _generate_code(self.generic._orig_mod, self.generic)
             self.seed()
             self.seed = None
         return self.generic(inputs, sizes, scalars, hooks)
@@ -461,7 +490,7 @@ class AutogradCompilerInstance:
         # a dynamic capture's sizes, scalars and input shapes as collected:
         # the first compile specializes them (see specialize_first_compile)
         self.first_sizes: Tuple[int, ...] = ()
-        self.first_frame: List[Tuple[str, Any]] = []
+        self.first_frame: List[Tuple[str, int, Any]] = []
 
     def wrap_fake(self, x, source):
         assert isinstance(x, torch.Tensor)
@@ -610,17 +639,17 @@ class AutogradCompilerInstance:
                     scalar=auto_dynamic, size=auto_dynamic, stride=auto_unset
                 )
 
-    def frame_state_entries(self, inputs, sizes, scalars) -> List[Tuple[str, Any]]:
+    def frame_state_entries(self, inputs, sizes, scalars) -> List[Tuple[str, int, Any]]:
         """What Dynamo's automatic dynamic records of a call of the graph with
         these (real) inputs: each size and int scalar, and the shape of each
-        non-Parameter strided input Tensor, by its source name."""
-        entries: List[Tuple[str, Any]] = [
-            (self.source("sizes", idx).name(), val) for idx, val in enumerate(sizes)
+        non-Parameter strided input Tensor, by its source (graph input and
+        index: its name is only made if it is needed, see
+        specialize_first_compile)."""
+        entries: List[Tuple[str, int, Any]] = [
+            ("sizes", idx, val) for idx, val in enumerate(sizes)
         ]
         entries.extend(
-            (self.source("scalars", idx).name(), val)
-            for idx, val in enumerate(scalars)
-            if type(val) is int
+            ("scalars", idx, val) for idx, val in enumerate(scalars) if type(val) is int
         )
         for idx, x in enumerate(inputs):
             if (
@@ -629,7 +658,7 @@ class AutogradCompilerInstance:
                 or x.is_nested
             ):
                 continue
-            entries.append((self.source("inputs", idx).name(), (x.size(), x.stride())))
+            entries.append(("inputs", idx, (x.size(), x.stride())))
         return entries
 
     def specialize_first_compile(self, graph: GraphModule, compiled_fn):
@@ -639,15 +668,18 @@ class AutogradCompilerInstance:
         dynamic capture's graph reads each of its sizes from ``sizes``: Dynamo
         then wraps and guards every one of them (hundreds for a transformer)
         where a static capture had them as constants.  So when the compiler is
-        ``torch.compile`` with automatic dynamic, the first compile gets a copy
-        of the graph with the sizes of the capture as constants, and is only
-        called with exactly those sizes (one tuple compare per call).  The
-        first call with other sizes compiles the capture's own graph with the
-        same Dynamo context, after telling Dynamo's automatic dynamic what the
-        first call saw, so that what changed compiles dynamic at once: the
-        counts are those of Dynamo recompiling one graph (two compiles, the
-        second dynamic), and the capture is not repeated.  Any other compiler
-        (a ``dynamic=True`` compile, a plain function) gets the graph as is.
+        ``torch.compile`` with automatic dynamic, the first compile gets the
+        graph's forward with the sizes of the capture as constants
+        (forward_with_sizes_as_constants), and is only called with exactly
+        those sizes (one tuple compare per call).  The first call with other
+        sizes generates the capture's own graph's code (end_capture leaves it
+        lazy) and compiles it with the same Dynamo context, after telling
+        Dynamo's automatic dynamic what the first call saw, so that what
+        changed compiles dynamic at once: the counts are those of Dynamo
+        recompiling one graph (two compiles, the second dynamic), and the
+        capture is not repeated.  Any other compiler (a ``dynamic=True``
+        compile, a plain function) gets the graph as is, its code generated
+        once the compiler returns.
         """
         from torch._dynamo.eval_frame import DisableContext, OptimizedModule
 
@@ -662,7 +694,7 @@ class AutogradCompilerInstance:
             and config.assume_static_by_default
         ):
             return compiled_fn
-        specialized = self.graph_with_sizes_as_constants(graph, self.first_sizes)
+        specialized = self.forward_with_sizes_as_constants(graph, self.first_sizes)
         if specialized is None:
             return compiled_fn
         first_frame = self.first_frame
@@ -671,49 +703,82 @@ class AutogradCompilerInstance:
             from torch._dynamo.pgo import FrameStateSizeEntry
 
             state = _automatic_dynamic_state(graph)
-            for name, val in first_frame:
+            for kind, idx, val in first_frame:
                 entry = (
                     FrameStateSizeEntry.make_scalar(val)
                     if isinstance(val, int)
                     else FrameStateSizeEntry.make_tensor(tuple(val[0]), tuple(val[1]))
                 )
-                state[name] |= entry
+                state[AutogradCompilerInstance.source(kind, idx).name()] |= entry
 
         return _FirstSizesFirst(
-            OptimizedModule(specialized, compiled_fn.dynamo_ctx),
+            compiled_fn.dynamo_ctx(specialized),
             compiled_fn,
             self.first_sizes,
             seed,
         )
 
     @staticmethod
-    def graph_with_sizes_as_constants(
+    def forward_with_sizes_as_constants(
         graph: GraphModule, sizes: Tuple[int, ...]
-    ) -> Optional[GraphModule]:
-        """A copy of ``graph`` in which each ``sizes[i]`` is the int
-        ``sizes[i]``; None if the graph uses ``sizes`` otherwise."""
-        placeholder = next(
-            n
-            for n in graph.graph.nodes
-            if n.op == "placeholder" and n.target == "sizes"
-        )
-        constants: Dict[torch.fx.Node, Any] = {}
-        for user in placeholder.users:
+    ) -> Optional[Callable[..., Any]]:
+        """``graph.forward``, bound to ``graph``, in which each ``sizes[i]``
+        is the int ``sizes[i]``, as a static capture would have it; None if
+        the graph uses ``sizes`` otherwise.
+
+        Its code is generated from ``graph``'s own nodes, without the
+        ``sizes[i]`` items and with each of their users' arguments holding
+        the int for the time of the codegen: no copy of the graph, no second
+        GraphModule (those cost about as much again as the codegen), and
+        nothing for Dynamo to trace but what a static capture's graph has."""
+        from torch.fx.graph import _Namespace
+        from torch.fx.graph_module import _forward_from_src
+
+        fx_graph = graph.graph
+        (placeholder,) = fx_graph.find_nodes(op="placeholder", target="sizes")
+        constants: Dict[torch.fx.Node, int] = {}
+        for item in placeholder.users:
             if not (
-                user.op == "call_function"
-                and user.target is operator.getitem
-                and isinstance(user.args[1], int)
+                item.op == "call_function"
+                and item.target is operator.getitem
+                and isinstance(item.args[1], int)
             ):
                 return None
-            constants[user] = sizes[user.args[1]]
-        new = torch.fx.Graph(tracer_cls=graph.graph._tracer_cls)
-        out = new.graph_copy(graph.graph, constants, return_output_node=True)
-        assert out is not None
-        new.output(out[0], out[1].type)
-        new._codegen = copy.deepcopy(graph.graph._codegen)
-        specialized = GraphModule(graph, new, "CompiledAutograd")
-        specialized.meta.update(graph.meta)
-        return specialized
+            constants[item] = sizes[item.args[1]]
+        users = {user for item in constants for user in item.users}
+        nodes = [node for node in fx_graph.nodes if node not in constants]
+        namespace = _Namespace()
+
+        def as_constant(arg):
+            return constants.get(arg, arg)
+
+        def node_repr(node: torch.fx.Node) -> str:
+            return namespace.create_name(node.name, node)
+
+        # each user's own args/kwargs are swapped for the codegen and put
+        # back after: the users' bookkeeping of the graph stays as it is
+        saved = [(node, node._args, node._kwargs) for node in users]
+        repr_fns = [(node, node._repr_fn) for node in nodes]
+        try:
+            for node, args, kwargs in saved:
+                object.__setattr__(
+                    node, "_args", torch.fx.node.map_arg(args, as_constant)
+                )
+                object.__setattr__(
+                    node, "_kwargs", torch.fx.node.map_arg(kwargs, as_constant)
+                )
+            for node in nodes:
+                object.__setattr__(node, "_repr_fn", node_repr)
+            code = fx_graph._codegen._gen_python_code(nodes, "self", namespace)
+        finally:
+            for node, args, kwargs in saved:
+                object.__setattr__(node, "_args", args)
+                object.__setattr__(node, "_kwargs", kwargs)
+            for node, fn in repr_fns:
+                object.__setattr__(node, "_repr_fn", fn)
+        co_fields = getattr(fx_graph, "_co_fields", {})
+        forward = _forward_from_src(code.src, code.globals, co_fields)
+        return types.MethodType(forward, graph)
 
     # [functional autograd] Dummies.  The fakes handed from one proxied call to
     # the next are not computed, so their metadata means nothing; with
@@ -1262,7 +1327,7 @@ class AutogradCompilerInstance:
             return {k: self._node_arg(v) for k, v in x.items()}
         if isinstance(x, py_sym_types):
             if isinstance(x.node, _LazySizeNode) and x.node.lazy:
-                return self.fx_tracer.symnode_tracker[x].force().node  # sizes[i]
+                return x.node._lazy_item  # sizes[i]
             x = fetch_sym_proxy(self.fx_tracer)(x)  # a proxy, or a constant
         if isinstance(x, torch.fx.Proxy):
             return x.node
@@ -1513,11 +1578,19 @@ class AutogradCompilerInstance:
             runtime_inputs_to_move = self.move_graph_nodes_to_cuda(self.fx_tracer.graph)
         self.drop_capture_metadata()
 
-        graph = GraphModule(
-            self.fx_tracer.root, self.fx_tracer.graph, "CompiledAutograd"
+        # a dynamic capture's graph generates its code when first needed
+        # (_generate_code): with torch.compile the first backward runs the
+        # forward specialize_first_compile generates, and the graph's own
+        # code is only needed at the first new size
+        graph = _make_graph_module(
+            self.fx_tracer.root,
+            self.fx_tracer.graph,
+            "CompiledAutograd",
+            graph_module_cls=_LazyGraphModule if self.dynamic else GraphModule,
         )
         set_locals_to_steal(graph, ["inputs"])
         if self.dynamic and torch._dynamo.config.compiled_autograd_dynamic_graph_inputs:
+            _LazyGraphModule.force_recompile(graph)
             self.mark_graph_inputs_dynamic(graph, self.num_sizes)
         lazy_graph_code = lazy_format_graph_code(
             "Compiled autograd graph",
@@ -1551,6 +1624,8 @@ class AutogradCompilerInstance:
             and not torch._dynamo.config.compiled_autograd_dynamic_graph_inputs
         ):
             compiled_fn = self.specialize_first_compile(graph, compiled_fn)
+        if not isinstance(compiled_fn, _FirstSizesFirst):
+            _generate_code(graph, compiled_fn)
         return runtime_wrapper, compiled_fn
 
     @staticmethod
@@ -1818,31 +1893,37 @@ class AutogradCompilerInstance:
     def bind_size_inputs(self, sizes, sizes_proxy, origins) -> List[Any]:
         """A SymInt for each size input, bound to ``sizes[i]``, lazy
         (_LazySizeNode): its symbol is made only when something other than a
-        proxied call's argument uses it."""
+        proxied call's argument uses it.  Each ``sizes[i]`` node is made
+        as ``sizes_proxy[i]`` would make it, without the Proxy: most are
+        never used as one (hundreds for a transformer block)."""
         tracer = self.fx_tracer
         values: List[Any] = []
-        proxies = self.item_proxies(sizes_proxy, len(sizes), origins)
-        for idx, (val, proxy) in enumerate(zip(sizes, proxies)):
-            binding = thunkify(tracer, lambda p=proxy: p)
-            node = _LazySizeNode(
-                functools.partial(self._make_size_node, idx, val, binding),
-                f"sizes[{idx}]",
+        for idx, val in enumerate(sizes):
+            if origins:
+                nodecall_index, node_name = origins[idx]
+                self.set_node_origin(node_name, nodecall_index, None)
+            item = tracer.create_node(
+                "call_function", operator.getitem, (sizes_proxy.node, idx), {}
             )
-            sym = torch.SymInt(node)
-            proxy.node.meta["val"] = sym
-            tracer.symnode_tracker[sym] = binding
+            sym = torch.SymInt(
+                _LazySizeNode(functools.partial(self._make_size_node, idx, val), item)
+            )
+            item.meta["val"] = sym
             values.append(sym)
         return values
 
-    def _make_size_node(self, idx: int, val: int, binding, lazy: "_LazySizeNode"):
+    def _make_size_node(self, idx: int, val: int, lazy: "_LazySizeNode"):
         # the symbol of size input idx (unspecified: never a constant, not
-        # even for 0 or 1), made on the first use of ``lazy``
+        # even for 0 or 1), made on the first use of ``lazy``, and bound to
+        # its node as set_proxy_slot binds a SymInt of a plain symbol
         node = self.shape_env.create_unspecified_symint_and_symbol(
             val, self.source("sizes", idx), DimDynamic.DYNAMIC
         ).node
         self.size_symbols[node._expr] = idx
-        # what set_proxy_slot records for a SymInt bound to a plain symbol
-        self.fx_tracer.sympy_expr_tracker[node._expr] = binding
+        tracer = self.fx_tracer
+        binding = thunkify(tracer, tracer.proxy, lazy._lazy_item)
+        tracer.symnode_tracker.sym_node_dict[lazy] = binding
+        tracer.sympy_expr_tracker[node._expr] = binding
         return node
 
     def bind_backward_state(self, index: int):
