@@ -22,7 +22,7 @@ from torch._prims_common import clone_preserve_strides, make_contiguous_strides_
 from torch._subclasses import FakeTensorMode
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.fx import GraphModule
-from torch.fx._lazy_graph_module import _LazyGraphModule, _make_graph_module
+from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.fx.experimental._backward_state import BackwardState
 from torch.fx.experimental.proxy_tensor import (
     decompose,
@@ -1582,11 +1582,9 @@ class AutogradCompilerInstance:
         # (_generate_code): with torch.compile the first backward runs the
         # forward specialize_first_compile generates, and the graph's own
         # code is only needed at the first new size
-        graph = _make_graph_module(
-            self.fx_tracer.root,
-            self.fx_tracer.graph,
-            "CompiledAutograd",
-            graph_module_cls=_LazyGraphModule if self.dynamic else GraphModule,
+        graph_module_cls = _LazyGraphModule if self.dynamic else GraphModule
+        graph = graph_module_cls(
+            self.fx_tracer.root, self.fx_tracer.graph, "CompiledAutograd"
         )
         set_locals_to_steal(graph, ["inputs"])
         if self.dynamic and torch._dynamo.config.compiled_autograd_dynamic_graph_inputs:
