@@ -4580,6 +4580,107 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual([name for name in made if "sizes" in name], [])
         self.assertIn("sizes[", graphs[0].code)
 
+    def _size_symbols_made(self):
+        # a mock of ShapeEnv.create_unspecified_symint_and_symbol that lists
+        # the sources of the size inputs a capture makes symbols for (with a
+        # compiler_fn that does not run Dynamo, which makes its own)
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        made = []
+        create = ShapeEnv.create_unspecified_symint_and_symbol
+
+        def counting(shape_env, val, source, dynamic_dim):
+            if "sizes" in source.name():
+                made.append(source.name())
+            return create(shape_env, val, source, dynamic_dim)
+
+        return made, mock.patch.object(
+            ShapeEnv, "create_unspecified_symint_and_symbol", counting
+        )
+
+    def test_dynamic_first_capture_size_compared_with_a_static_graph_makes_no_symbol(
+        self,
+    ):
+        # a forward compiled with static shapes gives its backward's grads
+        # constant sizes, and validate_outputs compares each with the next
+        # node's collected size: that size is then the constant, as a static
+        # capture has it, with no ShapeEnv symbol made for it
+        model = torch.nn.Sequential(
+            torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+        )
+        fwd = torch.compile(model, backend="aot_eager", dynamic=False)
+
+        def fn():
+            for _ in range(2):
+                model.zero_grad()
+                fwd(torch.randn(3, 4)).sum().backward()
+                yield [p.grad for p in model.parameters()]
+
+        made, counting = self._size_symbols_made()
+        with counting:
+            self.check_output_and_recompiles(
+                fn, count=[1, 0], compiler_fn=lambda gm: gm
+            )
+        self.assertEqual(made, [])
+
+    @scoped_load_inline
+    def test_dynamic_first_capture_size_compared_with_a_constant_is_guarded(
+        self, load_inline
+    ):
+        # A C++ node traced inline comparing a collected size with a constant
+        # gets the collected value's answer without a symbol, and the capture
+        # keeps it as a guard on that size: a size with the other answer
+        # recaptures (without the guard, rows=6 would reuse the graph of
+        # rows=4 and double its gradient).
+        cpp_source = """
+#include <torch/csrc/autograd/functions/utils.h>
+struct DoubleIfFourRowsBackward : public torch::autograd::Node {
+  c10::SymInt rows;
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    return {rows == 4 ? grads[0] * 2 : grads[0].clone()};
+  }
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs& args) override {
+    args.collect(rows);
+  }
+  torch::autograd::variable_list apply_with_saved(
+      const torch::autograd::variable_list& inputs,
+      torch::dynamo::autograd::SwapSavedVariables& saved) override {
+    saved.before(rows);
+    auto result = apply(torch::autograd::variable_list(inputs));
+    saved.after(rows);
+    return result;
+  }
+};
+torch::Tensor double_if_four_rows(const torch::Tensor& x) {
+  auto out = x.detach().clone();
+  auto node = std::shared_ptr<DoubleIfFourRowsBackward>(
+      new DoubleIfFourRowsBackward(), torch::autograd::deleteNode);
+  node->rows = x.sym_size(0);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(out, node);
+  return out;
+}
+"""
+        module = load_inline(
+            name="test_dynamic_first_capture_size_compared_with_a_constant",
+            cpp_sources=cpp_source,
+            functions=["double_if_four_rows"],
+            verbose=True,
+        )
+
+        def fn():
+            for rows in [4, 6, 4]:
+                x = torch.randn(rows, 3, requires_grad=True)
+                module.double_if_four_rows(x.sin()).sum().backward()
+                self.assertEqual(x.grad, x.cos() * (2 if rows == 4 else 1))
+                yield x.grad
+
+        # the node computes on its dummy grad, which strict capture refuses
+        with config.patch(compiled_autograd_strict_dummies=False):
+            self.check_output_and_recompiles(
+                fn, count=[3, 3], compiler_fn=make_compiler_fn(backend="aot_eager")
+            )
+
     def test_dynamic_first_capture_subclass_checking_its_inner_shape_reuses_the_capture(
         self,
     ):

@@ -318,29 +318,44 @@ _impure_targets = OrderedSet(
 class _SizeGuard:
     """The guards a capture evaluated on its size inputs, as one predicate
     over the dynamic sizes (CacheNode::check_dynamic_sizes calls it on a
-    hit: False recaptures).  Answers are memoized per sizes tuple."""
+    hit: False recaptures): sympy predicates over the sizes' symbols, and
+    comparisons of a size with a constant, ``(idx, c, equal)`` for
+    ``sizes[idx] == c`` (equal) or ``!=`` (see _LazySizeNode).  Answers are
+    memoized per sizes tuple."""
 
-    def __init__(self, predicates: List[Any], size_symbols: Dict[Any, int]) -> None:
+    def __init__(
+        self,
+        predicates: List[Any],
+        size_symbols: Dict[Any, int],
+        compares: List[Tuple[int, int, bool]],
+    ) -> None:
         self.predicates = predicates
         self.size_symbols = size_symbols
+        self.compares = compares
         self.answers: Dict[Tuple[int, ...], bool] = {}
 
     def __call__(self, sizes: Tuple[int, ...]) -> bool:
         answer = self.answers.get(sizes)
         if answer is None:
-            import sympy
+            answer = all((sizes[i] == c) is eq for i, c, eq in self.compares)
+            if answer and self.predicates:
+                import sympy
 
-            values = {
-                sym: sympy.Integer(sizes[idx]) for sym, idx in self.size_symbols.items()
-            }
-            answer = all(bool(p.xreplace(values)) for p in self.predicates)
+                values = {
+                    sym: sympy.Integer(sizes[idx])
+                    for sym, idx in self.size_symbols.items()
+                }
+                answer = all(bool(p.xreplace(values)) for p in self.predicates)
             if len(self.answers) > 1024:
                 self.answers.clear()
             self.answers[sizes] = answer
         return answer
 
     def __repr__(self) -> str:
-        return f"_SizeGuard({' & '.join(map(str, self.predicates))})"
+        compares = [
+            f"sizes[{i}] {'==' if eq else '!='} {c}" for i, c, eq in self.compares
+        ]
+        return f"_SizeGuard({' & '.join(compares + list(map(str, self.predicates)))})"
 
 
 class _LazySizeNode(SymNode):
@@ -350,15 +365,33 @@ class _LazySizeNode(SymNode):
     ``sizes[i]``), and making a ShapeEnv symbol for each of them is most of
     what a dynamic capture costs over a static one.  The first other use
     (arithmetic, a guard, a hint: any attribute a SymNode keeps) makes the
-    symbol (``make(self)``, which also registers it as a size input) and
-    this node becomes that SymNode.  What C++ asks of any SymInt it is
+    symbol (``owner._make_size_node(self)``, which also registers it as a
+    size input) and this node becomes that SymNode.  What C++ asks of any SymInt it is
     handed (is it an int, a constant, a nested int) is answered without,
     and printing one (a graph dump) shows its input, ``sizes[i]``:
     ``item``, that input's node in the graph (a SymNode has an
-    ``fx_node`` of its own)."""
+    ``fx_node`` of its own).
 
-    def __init__(self, make, item: torch.fx.Node) -> None:  # no SymNode.__init__
-        self.__dict__.update(_lazy_make=make, _lazy_item=item)
+    Comparing it with a constant (``==``, ``!=``: validate_outputs checks
+    a grad's size against the next node's, broadcasting asks ``== 1``)
+    makes no symbol either: the answer is the collected value's, and
+    ``owner.size_compares`` keeps it as a guard on the size (a recapture
+    when it no longer holds), as a guard on its symbol would be kept.
+    Found equal, the size is that constant from then on, as the symbol
+    would have been specialized: a size compared with a static graph's
+    constant (a Tensor from a forward compiled with static shapes) costs
+    no symbol and no ShapeEnv guard."""
+
+    def __init__(self, owner, idx: int, val: int, item: torch.fx.Node) -> None:
+        # no SymNode.__init__: owner (the AutogradCompilerInstance) makes the
+        # symbol (_make_size_node) and keeps comparisons (size_compares)
+        self.__dict__.update(
+            _lazy_owner=owner,
+            _lazy_idx=idx,
+            _lazy_val=val,
+            _lazy_item=item,
+            shape_env=owner.shape_env,
+        )
 
     @property
     def _lazy_name(self) -> str:
@@ -366,17 +399,48 @@ class _LazySizeNode(SymNode):
 
     @property
     def lazy(self) -> bool:
-        return "_lazy_make" in self.__dict__
+        return "_lazy_owner" in self.__dict__
 
     def __getattr__(self, name: str) -> Any:
-        make = self.__dict__.pop("_lazy_make", None) if name[:2] != "__" else None
-        if make is None:
+        owner = self.__dict__.pop("_lazy_owner", None) if name[:2] != "__" else None
+        if owner is None:
             raise AttributeError(name)
-        self.__dict__.update(make(self).__dict__)
+        self.__dict__.update(owner._make_size_node(self).__dict__)
         return getattr(self, name)
 
     def maybe_as_int(self):
         return None if self.lazy else super().maybe_as_int()
+
+    def _constant_compare(self, other, equal_is: bool):
+        # the answer to ``self == other`` (equal_is=True) or ``self != other``
+        # as a constant SymBool node, if other is a constant; else None
+        c = other.maybe_as_int() if type(other) is SymNode else None
+        if c is None or not self.lazy:
+            return None
+        import sympy
+
+        equal = self._lazy_val == c
+        self._lazy_owner.size_compares.append((self._lazy_idx, c, equal))
+        if equal:  # a constant from now on (the symbol would have been replaced)
+            del self.__dict__["_lazy_owner"]
+            self.__dict__.update(SymNode.wrap_int(self, c).__dict__)
+        answer = equal is equal_is
+        return SymNode(
+            sympy.true if answer else sympy.false,
+            self.shape_env,
+            bool,
+            answer,
+            constant=answer,
+            fx_node=answer,
+        )
+
+    def eq(self, other):
+        answer = self._constant_compare(other, True)
+        return super().eq(other) if answer is None else answer
+
+    def ne(self, other):
+        answer = self._constant_compare(other, False)
+        return super().ne(other) if answer is None else answer
 
     def is_int(self) -> bool:
         return True
@@ -485,6 +549,10 @@ class AutogradCompilerInstance:
         self.num_sizes = 0
         self.guarded_sizes: List[int] = []
         self.size_guard: Optional[_SizeGuard] = None
+        # a lazy size input's comparisons with constants, (idx, c, equal):
+        # guards on sizes[idx] == c (or !=) made without a symbol (see
+        # _LazySizeNode), checked by size_guard with the predicates
+        self.size_compares: List[Tuple[int, int, bool]] = []
         # rank of each graph input, None for a Parameter (static for Dynamo)
         self.input_ranks: List[Optional[int]] = []
         # a dynamic capture's sizes, scalars and input shapes as collected:
@@ -609,8 +677,10 @@ class AutogradCompilerInstance:
 
         def done():
             self.guarded_sizes = sorted(guarded)
-            if predicates:
-                self.size_guard = _SizeGuard(predicates, self.size_symbols)
+            if predicates or self.size_compares:
+                self.size_guard = _SizeGuard(
+                    predicates, self.size_symbols, self.size_compares
+                )
 
         self.stack.callback(done)
 
@@ -1903,19 +1973,19 @@ class AutogradCompilerInstance:
             item = tracer.create_node(
                 "call_function", operator.getitem, (sizes_proxy.node, idx), {}
             )
-            sym = torch.SymInt(
-                _LazySizeNode(functools.partial(self._make_size_node, idx, val), item)
-            )
+            sym = torch.SymInt(_LazySizeNode(self, idx, val, item))
             item.meta["val"] = sym
             values.append(sym)
         return values
 
-    def _make_size_node(self, idx: int, val: int, lazy: "_LazySizeNode"):
-        # the symbol of size input idx (unspecified: never a constant, not
-        # even for 0 or 1), made on the first use of ``lazy``, and bound to
-        # its node as set_proxy_slot binds a SymInt of a plain symbol
+    def _make_size_node(self, lazy: "_LazySizeNode"):
+        # the symbol of size input lazy._lazy_idx (unspecified: never a
+        # constant, not even for 0 or 1), made on the first use of ``lazy``,
+        # and bound to its node as set_proxy_slot binds a SymInt of a plain
+        # symbol
+        idx = lazy._lazy_idx
         node = self.shape_env.create_unspecified_symint_and_symbol(
-            val, self.source("sizes", idx), DimDynamic.DYNAMIC
+            lazy._lazy_val, self.source("sizes", idx), DimDynamic.DYNAMIC
         ).node
         self.size_symbols[node._expr] = idx
         tracer = self.fx_tracer
