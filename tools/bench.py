@@ -881,7 +881,7 @@ MODELS_SIDES = ("stock-2.6", "stack", "stock-2.7")
 
 
 def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_names: Sequence[str] | None,
-                 out_dir: Path, timeout: float) -> str:
+                 out_dir: Path, timeout: float, modes: Sequence[str] = ("accuracy",)) -> str:
     """``models``: the harness on each side; the markdown report (and ``out_dir/outcomes.json``)."""
     from tools.lib import bench_models as bm
     from tools.lib.overlay.venv import ensure_venv, venv_python
@@ -906,14 +906,14 @@ def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_name
             ui.info(f"no stock 2.7 column: {peer} is missing (tools/requirements/torch27-venv.txt says how to make it)")
     tree = ensure_pinned_source(cache, Shell(verbose=False))
     out_dir.mkdir(parents=True, exist_ok=True)
-    outcomes = bm.run(sides, models, backends, tree / "benchmarks" / "dynamo", out_dir, timeout)
+    outcomes = bm.run(sides, models, backends, tree / "benchmarks" / "dynamo", out_dir, timeout, modes)
     (out_dir / "outcomes.json").write_text(json.dumps([dataclasses.asdict(o) | {"log": ""} for o in outcomes], indent=1))
     return _models_header() + bm.render(outcomes, models, backends, [s.label for s in sides])
 
 
 def _models_header() -> str:
-    return ("Harness: the pinned tree's benchmarks/dynamo, `--training --accuracy --device cpu --compiled-autograd`; "
-            f"cells: the harness's verdict (CA captures/compiles), wall time of the process.\n{machine_facts()}\n\n")
+    return ("Harness: the pinned tree's benchmarks/dynamo, `--training --device cpu --compiled-autograd`, "
+            f"one process per cell.\n{machine_facts()}\n\n")
 
 
 def render_models(files: Sequence[Path]) -> str:
@@ -967,6 +967,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "--compiled-autograd, stock 2.6 vs the stack vs stock 2.7")
     m.add_argument("--models", nargs="+", default=None, help="harness model names (default: the built-in six)")
     m.add_argument("--backends", nargs="+", default=["aot_eager"], choices=BACKENDS_MODELS, help="default: %(default)s")
+    m.add_argument("--modes", nargs="+", default=["accuracy"], choices=("accuracy", "performance", "sizes", "sizes-dynamic"),
+                   help="the harness's --accuracy or --performance; sizes: CA captures and Dynamo graphs over "
+                        "batch sizes 2, 3, 4 (and a shorter sequence for HF) in one process; sizes-dynamic: the same "
+                        "with the harness's --dynamic-shapes (default: %(default)s)")
     m.add_argument("--sides", nargs="+", default=None, choices=MODELS_SIDES,
                    help="default: all (stock 2.7 where its venv exists: tools/requirements/torch27-venv.txt)")
     m.add_argument("--timeout", type=float, default=1800, help="seconds per harness run (default: %(default)s)")
@@ -1009,7 +1013,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "models" and args.from_outcomes:
         ui.out(render_models(args.from_outcomes))
     elif args.what == "models":
-        ui.out(bench_models(args.models, args.backends, args.sides, args.out.resolve(), args.timeout))
+        ui.out(bench_models(args.models, args.backends, args.sides, args.out.resolve(), args.timeout, args.modes))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 

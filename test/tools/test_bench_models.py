@@ -112,6 +112,106 @@ def test_saved_outcomes_render_again_and_a_later_file_replaces_a_cell(tmp_path):
     assert "| aot_eager | 1/1 | 1/1 |" in res.stdout
 
 
+PERF_CSV = (
+    "dev,name,batch_size,speedup,abs_latency,compilation_latency,compression_ratio,eager_peak_mem,dynamo_peak_mem,"
+    "calls_captured,unique_graphs,graph_breaks,unique_graph_breaks,autograd_captures,autograd_compiles,cudagraph_skips\n"
+    "cpu,lcnet_050,2,1.254,31.5,42.75,0.9,0.1,0.1,755,2,5,4,1,1,0\n"
+)
+
+
+def _step(batch, captures, graphs, seq=None, error=None):
+    return {"batch": batch, "seq": seq, "shape": [batch], "error": error, "ca_captures": captures,
+            "ca_compiles": captures, "dynamo_graphs": graphs}
+
+
+def test_performance_mode_runs_the_harness_performance_experiment_with_few_repeats():
+    argv = bm.harness_argv(STACK, Path("/t"), bm.find_model("lcnet_050"), "inductor", Path("/o.csv"), "performance")
+    assert " ".join(argv[4:8]) == f"--training --performance --repeat {bm.PERFORMANCE_REPEAT}"
+
+
+def test_sizes_mode_gives_the_driver_three_batch_sizes_and_for_hf_a_short_sequence():
+    argv = bm.harness_argv(STACK, Path("/t"), bm.find_model("DistilBertForMaskedLM"), "aot_eager", Path("/o.csv"), "sizes")
+    assert argv[4:6] == ["--fca-sizes", "2,3,4,4:256"]
+    assert argv[argv.index("--batch-size") + 1] == "2"
+    assert bm.sizes_of(bm.find_model("lcnet_050")) == [(2, None), (3, None), (4, None)]
+
+
+def test_sizes_dynamic_mode_adds_the_harness_dynamic_shapes_flag_to_the_same_steps():
+    model = bm.find_model("T5Small")
+    plain = bm.harness_argv(STACK, Path("/t"), model, "aot_eager", Path("/o.csv"), "sizes")
+    dynamic = bm.harness_argv(STACK, Path("/t"), model, "aot_eager", Path("/o.csv"), "sizes-dynamic")
+    assert plain[4:6] == dynamic[4:6] == ["--fca-sizes", "2,3,4,4:512"]
+    assert "--dynamic-shapes" in dynamic and "--dynamic-shapes" not in plain
+
+
+def test_speedup_and_compile_latency_come_from_the_harness_performance_csv():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "inductor", STACK, PERF_CSV, "", 0, 99.0, False, "performance")
+    assert (o.verdict, o.speedup, o.compile_s, o.captures, o.passed) == ("ok", 1.254, 42.75, 1, True)
+
+
+def test_a_performance_row_with_no_speedup_is_a_failure():
+    csv_text = "dev,name,batch_size,speedup,abs_latency\ncpu,lcnet_050,2,0.0,0.0\n"
+    log = "RuntimeError: boom\n"
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "inductor", STACK, csv_text, log, 0, 9.0, False, "performance")
+    assert o.verdict == "fail: RuntimeError: boom" and not o.passed
+
+
+def test_sizes_counts_come_from_the_last_step_and_a_failed_step_fails_the_cell():
+    model = bm.find_model("lcnet_050")
+    ok = bm.outcome_of(model, "aot_eager", STACK, None, "", 0, 9.0, False, "sizes", [_step(2, 1, 2), _step(3, 1, 3)])
+    assert (ok.verdict, ok.captures, ok.passed) == ("ok", 1, True)
+    bad = bm.outcome_of(model, "aot_eager", STACK, None, "", 0, 9.0, False, "sizes",
+                        [_step(2, 1, 2), _step(3, 1, 3, error="RuntimeError: shape")])
+    assert bad.verdict == "fail: RuntimeError: shape" and not bad.passed
+
+
+def test_a_sizes_run_that_died_before_its_steps_is_a_crash():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "aot_eager", STACK, None, "OSError: no\n", 1, 9.0, False, "sizes")
+    assert o.verdict == "crash (exit 1): OSError: no"
+
+
+def test_the_sizes_report_shows_the_counts_after_each_step_per_side():
+    model = bm.find_model("lcnet_050")
+    outcomes = [bm.Outcome("lcnet_050", "aot_eager", "stock 2.6", "ok", 2, 2, 9.0, mode="sizes",
+                           steps=[_step(2, 1, 2), _step(3, 2, 4), _step(4, 2, 4)]),
+                bm.Outcome("lcnet_050", "aot_eager", "stack", "ok", 1, 1, 9.0, mode="sizes",
+                           steps=[_step(2, 1, 2), _step(3, 1, 3), _step(4, 1, 3)])]
+    report = bm.render(outcomes, [model], ["aot_eager"], SIDES)
+    assert ("| lcnet_050 (bs 2 → bs 3 → bs 4) | in-place hard-swish activations, depthwise convs | aot_eager | "
+            "CA captures 1 → 2 → 2; Dynamo graphs 2 → 4 → 4 | CA captures 1 → 1 → 1; Dynamo graphs 2 → 3 → 3 |") in report
+    assert "CA captures above stock 2.6's: none" in report
+
+
+def test_a_compile_latency_above_2_7s_is_named():
+    model = bm.find_model("lcnet_050")
+    outcomes = [bm.Outcome("lcnet_050", "inductor", side, "ok", 1, 1, 9.0, mode="performance", speedup=1.1, compile_s=c)
+                for side, c in (("stock 2.6", 40.0), ("stack", 41.0), ("stock 2.7", 39.0))]
+    report = bm.render(outcomes, [model], ["inductor"], ["stock 2.6", "stack", "stock 2.7"])
+    assert "| 1.10x, compile 40 s (1/1) | 1.10x, compile 41 s (1/1) | 1.10x, compile 39 s (1/1) |" in report
+    assert "inductor: compile latency above 2.7's: lcnet_050" in report
+
+
+def test_each_mode_gets_its_own_section_and_outcomes_saved_before_modes_load_as_accuracy(tmp_path):
+    import dataclasses
+    import json
+
+    old = dataclasses.asdict(_o("lcnet_050", "stack", "pass"))
+    del old["mode"], old["speedup"], old["compile_s"], old["steps"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps([old]))
+    (loaded,) = bm.load_outcomes([path])
+    assert loaded.mode == "accuracy"
+    perf = bm.Outcome("lcnet_050", "aot_eager", "stack", "ok", 1, 1, 9.0, mode="performance", speedup=1.0, compile_s=5.0)
+    report = bm.render([loaded, perf], [bm.find_model("lcnet_050")], ["aot_eager"], ["stack"])
+    assert report.index("### Accuracy") < report.index("### Performance") and "### Sizes" not in report
+
+
+def test_the_driver_refuses_malformed_sizes_with_their_form():
+    res = subprocess.run([sys.executable, str(bm.DRIVER), "/x", "timm_models", "--fca-sizes", "2,x"],
+                         capture_output=True, text=True, env={"FCA_SIZES_OUT": "/tmp/x.json"})
+    assert res.returncode == 1 and "--fca-sizes takes B[:S],B[:S],..." in res.stderr
+
+
 def test_a_file_that_is_not_saved_outcomes_exits_3(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
@@ -134,3 +234,19 @@ def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture
         o = outcomes[name]
         assert (o["verdict"], o["captures"]) == ("pass", 1), (name, o["verdict"], (out / "stack" / f"{name}-aot_eager" / "harness.log").read_text()[-3000:])
     assert "| aot_eager | 2/2 |" in res.stdout
+
+
+def test_a_new_batch_size_after_the_second_recaptures_nothing_on_the_stack(overlay, tmp_path):
+    # The harness's timm convnet, one process, training steps at batch 2, 3 and 4, the forward
+    # compiled, the backward under compiled autograd: a third size reuses the second's capture.
+    import json
+
+    out = tmp_path / "models"
+    res = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "bench.py"), "models", "--sides", "stack",
+                          "--models", "lcnet_050", "--modes", "sizes", "--out", str(out), "--timeout", "1200"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=1500)
+    assert res.returncode == 0, res.stderr[-3000:]
+    (o,) = json.loads((out / "outcomes.json").read_text())
+    steps = o["steps"]
+    assert o["verdict"] == "ok" and [s["shape"][0] for s in steps] == [2, 3, 4], (o["verdict"], steps)
+    assert steps[2]["ca_captures"] == steps[1]["ca_captures"], steps

@@ -7,6 +7,14 @@ The harness and its model code come from pip packages pinned in ``tools/requirem
 (installed with ``--no-deps`` into ``<cache>/bench/models``, outside the venvs, so the venvs the
 upstream tests use stay as they are); torchvision, the one that is built against torch, is
 installed per torch version.  Nothing is downloaded from a model hub (tools/lib/models_driver.py).
+
+Three modes (:data:`MODES`): ``accuracy`` and ``performance`` are the harness's own
+(``--accuracy``, ``--performance``: its verdict; speedup over eager and compile latency, its
+``compilation_latency``); ``sizes`` runs one training step per size of :func:`sizes_of` in one
+process (the driver's ``--fca-sizes``) and reports CA captures and compiles and Dynamo graphs
+after each step: what a new batch size or sequence length costs; ``sizes-dynamic`` is the same
+with the harness's ``--dynamic-shapes`` (sizes dynamic from the first compile, as
+``torch.compile(dynamic=True)``), so that no forward recompile forces a new backward.
 """
 
 from __future__ import annotations
@@ -37,16 +45,31 @@ class Model:
     name: str  # the harness's model name (its --only)
     batch_size: int  # small enough for 2 cores
     what: str  # the kind of model it stands for
+    short_seq: int | None = None  # HF: a second sequence length (the suite's default is the first)
 
 
 MODELS: tuple[Model, ...] = (
-    Model("huggingface", "DistilBertForMaskedLM", 2, "BERT-class encoder"),
-    Model("huggingface", "DistillGPT2", 2, "GPT-2-class decoder"),
-    Model("huggingface", "T5Small", 1, "T5 encoder-decoder"),
+    Model("huggingface", "DistilBertForMaskedLM", 2, "BERT-class encoder", 256),
+    Model("huggingface", "DistillGPT2", 2, "GPT-2-class decoder", 256),
+    Model("huggingface", "T5Small", 1, "T5 encoder-decoder", 512),
     Model("timm_models", "regnety_002", 2, "residual convnet with BatchNorm (RegNetY)"),
     Model("timm_models", "vit_base_patch16_224", 1, "ViT"),
     Model("timm_models", "lcnet_050", 2, "in-place hard-swish activations, depthwise convs"),
 )
+
+
+MODES = ("accuracy", "performance", "sizes", "sizes-dynamic")
+# sizes mode: three batch sizes past 1 (a size of 1 is specialized by every torch), then, for a
+# model with a sequence dim, the last batch size at its short sequence length
+SIZES_BATCHES = (2, 3, 4)
+# performance mode: the harness's --repeat (eager and compiled timed in turns), small for 2 cores
+PERFORMANCE_REPEAT = 10
+
+
+def sizes_of(model: Model) -> list[tuple[int, int | None]]:
+    """The sizes mode's steps: (batch, sequence length or None for the suite's default)."""
+    steps: list[tuple[int, int | None]] = [(b, None) for b in SIZES_BATCHES]
+    return steps + ([(SIZES_BATCHES[-1], model.short_seq)] if model.short_seq else [])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,10 +89,14 @@ class Outcome:
     compiles: int | None = None
     seconds: float = 0.0  # wall time of the whole harness process
     log: str = ""
+    mode: str = "accuracy"  # one of MODES
+    speedup: float | None = None  # performance: the harness's speedup over eager
+    compile_s: float | None = None  # performance: the harness's compilation_latency
+    steps: list | None = None  # sizes: per step {batch, seq, shape, error, ca_captures, ca_compiles, dynamo_graphs}
 
     @property
     def passed(self) -> bool:
-        return self.verdict.startswith("pass")
+        return self.verdict.startswith("pass") or (self.mode != "accuracy" and self.verdict == "ok")
 
 
 def find_model(name: str) -> Model:
@@ -79,10 +106,22 @@ def find_model(name: str) -> Model:
     raise ui.UserError(f"unknown model {name!r}; choose from {', '.join(m.name for m in MODELS)}")
 
 
-def harness_argv(side: Side, harness_dir: Path, model: Model, backend: str, csv_path: Path) -> list[str]:
-    return [str(side.python), str(DRIVER), str(harness_dir), model.suite, "--training", "--accuracy",
-            "--device", "cpu", "--backend", backend, "--compiled-autograd", "--only", model.name,
-            "--batch-size", str(model.batch_size), "--output", str(csv_path)]
+def harness_argv(side: Side, harness_dir: Path, model: Model, backend: str, csv_path: Path,
+                 mode: str = "accuracy") -> list[str]:
+    head = [str(side.python), str(DRIVER), str(harness_dir), model.suite]
+    batch = model.batch_size
+    if mode == "accuracy":
+        flags = ["--training", "--accuracy"]
+    elif mode == "performance":
+        flags = ["--training", "--performance", "--repeat", str(PERFORMANCE_REPEAT)]
+    else:  # sizes: the driver's own experiment; the harness loads the model at the first size
+        steps = sizes_of(model)
+        head += ["--fca-sizes", ",".join(f"{b}:{s}" if s else str(b) for b, s in steps)]
+        flags, batch = ["--training", "--performance"], steps[0][0]
+        if mode == "sizes-dynamic":
+            flags.append("--dynamic-shapes")
+    return head + flags + ["--device", "cpu", "--backend", backend, "--compiled-autograd", "--only", model.name,
+                           "--batch-size", str(batch), "--output", str(csv_path)]
 
 
 def parse_row(text: str, model: str) -> dict[str, str] | None:
@@ -98,6 +137,13 @@ def _int(value: str | None) -> int | None:
         return None
 
 
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
 def last_error(log: str) -> str:
     """The line that says why a harness process died: the last exception line of its output."""
     lines = [l.strip() for l in log.splitlines() if l.strip()]
@@ -109,13 +155,24 @@ def last_error(log: str) -> str:
 
 
 def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log: str, code: int,
-               seconds: float, timed_out: bool) -> Outcome:
-    row = parse_row(csv_text, model.name) if csv_text else None
+               seconds: float, timed_out: bool, mode: str = "accuracy", steps: list | None = None) -> Outcome:
+    """What one harness process said: its CSV row (accuracy, performance), the driver's steps (sizes),
+    or how it died."""
+    if mode.startswith("sizes") and steps:
+        errors = [s["error"] for s in steps if s.get("error")]
+        return Outcome(model.name, backend, side.label, f"fail: {errors[0]}" if errors else "ok",
+                       steps[-1]["ca_captures"], steps[-1]["ca_compiles"], seconds, log, mode, steps=steps)
+    row = parse_row(csv_text, model.name) if csv_text and not mode.startswith("sizes") else None
+    if row is not None and mode == "performance":
+        speedup = _float(row.get("speedup"))
+        return Outcome(model.name, backend, side.label, "ok" if speedup else f"fail: {last_error(log)}",
+                       _int(row.get("autograd_captures")), _int(row.get("autograd_compiles")), seconds, log, mode,
+                       speedup or None, _float(row.get("compilation_latency")))
     if row is not None:
         return Outcome(model.name, backend, side.label, row.get("accuracy", "?"), _int(row.get("autograd_captures")),
-                       _int(row.get("autograd_compiles")), seconds, log)
+                       _int(row.get("autograd_compiles")), seconds, log, mode)
     verdict = "timeout" if timed_out else f"crash (exit {code}): {last_error(log)}"
-    return Outcome(model.name, backend, side.label, verdict, None, None, seconds, log)
+    return Outcome(model.name, backend, side.label, verdict, None, None, seconds, log, mode)
 
 
 def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
@@ -155,18 +212,19 @@ def ensure_packages(cache: Path, side: Side) -> str:
 
 
 def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: Path, pythonpath: str,
-            timeout: float) -> Outcome:
-    run_dir = out_dir / side.label.replace(" ", "-") / f"{model.name}-{backend}"
+            timeout: float, mode: str = "accuracy") -> Outcome:
+    run_dir = out_dir / side.label.replace(" ", "-") / (f"{model.name}-{backend}" + ("" if mode == "accuracy" else f"-{mode}"))
     run_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = run_dir / "result.csv"
+    csv_path, steps_path = run_dir / "result.csv", run_dir / "sizes.json"
     csv_path.unlink(missing_ok=True)
+    steps_path.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PYTHONPATH")}
     env.update(PYTHONPATH=pythonpath, TORCHINDUCTOR_CACHE_DIR=str(run_dir / "inductor"),
-               TORCH_EXTENSIONS_DIR=str(run_dir / "extensions"), PYTHONUNBUFFERED="1")
+               TORCH_EXTENSIONS_DIR=str(run_dir / "extensions"), PYTHONUNBUFFERED="1", FCA_SIZES_OUT=str(steps_path))
     start = time.monotonic()
     timed_out = False
     with open(run_dir / "harness.log", "w") as log:
-        proc = subprocess.Popen(harness_argv(side, harness_dir, model, backend, csv_path), cwd=harness_dir, env=env,
+        proc = subprocess.Popen(harness_argv(side, harness_dir, model, backend, csv_path, mode), cwd=harness_dir, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             code = proc.wait(timeout=timeout)
@@ -176,79 +234,129 @@ def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: 
             code = proc.wait()
     seconds = time.monotonic() - start
     text = (run_dir / "harness.log").read_text(errors="replace")
+    steps = json.loads(steps_path.read_text()) if steps_path.exists() else None
     return outcome_of(model, backend, side, csv_path.read_text() if csv_path.exists() else None, text, code,
-                      seconds, timed_out)
+                      seconds, timed_out, mode, steps)
 
 
 def _cell(o: Outcome | None) -> str:
     if o is None:
         return ""
-    counts = f" ({o.captures}/{o.compiles})" if o.captures is not None else ""
     verdict = o.verdict if len(o.verdict) <= 100 else o.verdict[:99] + "…"
-    return f"{verdict.replace('|', '/')}{counts}, {o.seconds:.0f} s"
+    verdict = verdict.replace("|", "/")
+    if o.mode == "performance" and o.speedup is not None:
+        compile_s = f", compile {o.compile_s:.0f} s" if o.compile_s is not None else ""
+        return f"{o.speedup:.2f}x{compile_s} ({o.captures}/{o.compiles})"
+    if o.mode.startswith("sizes") and o.steps:
+        arrow = " → ".join
+        cell = (f"CA captures {arrow(str(s['ca_captures']) for s in o.steps)}; "
+                f"Dynamo graphs {arrow(str(s['dynamo_graphs']) for s in o.steps)}")
+        return cell if o.verdict == "ok" else f"{verdict}; {cell}"
+    counts = f" ({o.captures}/{o.compiles})" if o.captures is not None else ""
+    return f"{verdict}{counts}, {o.seconds:.0f} s"
 
 
 def load_outcomes(paths_: Sequence[Path]) -> list[Outcome]:
     """Outcomes saved by earlier runs (``outcomes.json``); a later file's cell replaces an earlier one's."""
-    by: dict[tuple[str, str, str], Outcome] = {}
+    by: dict[tuple[str, str, str, str], Outcome] = {}
     for path in paths_:
         try:
             items = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as e:
+            outcomes = [Outcome(**item) for item in items]
+        except (OSError, ValueError, TypeError) as e:
             raise ui.UserError(f"{path}: not an outcomes.json of bench.py models ({e})") from None
-        for item in items:
-            o = Outcome(**item)
-            by[(o.model, o.backend, o.side)] = o
+        for o in outcomes:
+            by[(o.model, o.backend, o.side, o.mode)] = o
     return list(by.values())
 
 
+def _sizes_label(m: Model) -> str:
+    steps = sizes_of(m)
+    return " → ".join(f"bs {b}" + (f" seq {s}" if s else "") for b, s in steps)
+
+
 def render(outcomes: Sequence[Outcome], models: Sequence[Model], backends: Sequence[str], sides: Sequence[str]) -> str:
-    """The report: per model x backend, each side's verdict (CA captures/compiles, wall time);
+    """The report, one section per mode that has outcomes: per model x backend, each side's cell;
     pass counts per side and backend; the targets judged from the same run."""
+    sections = []
+    for mode in MODES:
+        mine = [o for o in outcomes if o.mode == mode]
+        if mine:
+            sections.append(_render_mode(mode, mine, models, backends, sides))
+    return "\n\n".join(sections)
+
+
+_MODE_TITLES = {
+    "accuracy": "### Accuracy (`--training --accuracy`): the harness's verdict (CA captures/compiles), wall time",
+    "performance": (f"### Performance (`--training --performance --repeat {PERFORMANCE_REPEAT}`): speedup over eager, "
+                    "the harness's compilation latency (first compiled step minus an eager one), (CA captures/compiles)"),
+    "sizes": ("### Sizes: one process, one training step per size (batch sizes, then a shorter sequence for HF); "
+              "counts after each step (the forward compiled the harness's way, the backward under compiled autograd "
+              "with `torch.compile` at its defaults)"),
+    "sizes-dynamic": ("### Sizes, dynamic from the start: as above, with the harness's `--dynamic-shapes` (sizes "
+                      "dynamic from the first compile, as `torch.compile(dynamic=True)`)"),
+}
+
+
+def _render_mode(mode: str, outcomes: Sequence[Outcome], models: Sequence[Model], backends: Sequence[str],
+                 sides: Sequence[str]) -> str:
     by = {(o.model, o.backend, o.side): o for o in outcomes}
-    lines = ["| model | kind | backend | " + " | ".join(sides) + " |", "|---|---|---|" + "---|" * len(sides)]
+    models = [m for m in models if any(o.model == m.name for o in outcomes)]
+    backends = [b for b in backends if any(o.backend == b for o in outcomes)]
+    lines = [_MODE_TITLES[mode], "", "| model | kind | backend | " + " | ".join(sides) + " |",
+             "|---|---|---|" + "---|" * len(sides)]
     for m in models:
+        size = _sizes_label(m) if mode.startswith("sizes") else f"bs {m.batch_size}"
         for b in backends:
-            lines.append(f"| {m.name} (bs {m.batch_size}) | {m.what} | {b} | "
+            lines.append(f"| {m.name} ({size}) | {m.what} | {b} | "
                          + " | ".join(_cell(by.get((m.name, b, s))) for s in sides) + " |")
     lines += ["", "| passed | " + " | ".join(sides) + " |", "|---|" + "---:|" * len(sides)]
     counts = {(b, s): sum(1 for m in models if (o := by.get((m.name, b, s))) and o.passed) for b in backends for s in sides}
     for b in backends:
         lines.append(f"| {b} | " + " | ".join(f"{counts[(b, s)]}/{len(models)}" for s in sides) + " |")
-    if "stack" in sides:
-        peers = [s for s in sides if s != "stack"]
-        lines.append("")
-        for b in backends:
-            best = max((counts[(b, s)] for s in peers), default=0)
-            ok = counts[(b, "stack")] >= best
-            lines.append(f"- {b}: the stack passes {counts[(b, 'stack')]}, the best peer {best}: "
-                         f"{'met' if ok else 'NOT met'} (target: at least as many as each peer)")
-            regressions = [m.name for m in models
-                           if (s := by.get((m.name, b, "stock 2.6"))) and s.passed
-                           and not ((o := by.get((m.name, b, "stack"))) and o.passed)]
-            if regressions:
-                lines.append(f"- {b}: REGRESSION, passes on stock 2.6 but not on the stack: {', '.join(regressions)}")
-            more = [m.name for m in models
-                    if (s := by.get((m.name, b, "stock 2.6"))) and (o := by.get((m.name, b, "stack")))
-                    and s.captures is not None and o.captures is not None and o.captures > s.captures]
-            lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
+    if "stack" not in sides:
+        return "\n".join(lines)
+    peers = [s for s in sides if s != "stack"]
+    lines.append("")
+    for b in backends:
+        best = max((counts[(b, s)] for s in peers), default=0)
+        ok = counts[(b, "stack")] >= best
+        lines.append(f"- {b}: the stack passes {counts[(b, 'stack')]}, the best peer {best}: "
+                     f"{'met' if ok else 'NOT met'} (target: at least as many as each peer)")
+        regressions = [m.name for m in models
+                       if (s := by.get((m.name, b, "stock 2.6"))) and s.passed
+                       and not ((o := by.get((m.name, b, "stack"))) and o.passed)]
+        if regressions:
+            lines.append(f"- {b}: REGRESSION, passes on stock 2.6 but not on the stack: {', '.join(regressions)}")
+        more = [m.name for m in models
+                if (s := by.get((m.name, b, "stock 2.6"))) and (o := by.get((m.name, b, "stack")))
+                and s.captures is not None and o.captures is not None and o.captures > s.captures]
+        lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
+        if mode == "performance":
+            slower = [m.name for m in models
+                      if (p := by.get((m.name, b, "stock 2.7"))) and (o := by.get((m.name, b, "stack")))
+                      and p.compile_s is not None and o.compile_s is not None and o.compile_s > p.compile_s]
+            if any(by.get((m.name, b, "stock 2.7")) for m in models):
+                lines.append(f"- {b}: compile latency above 2.7's: {', '.join(slower) if slower else 'none'} "
+                             "(target: none; one process per cell, so a few % is noise)")
     return "\n".join(lines)
 
 
 def run(sides: Sequence[Side], models: Sequence[Model], backends: Sequence[str], harness_dir: Path, out_dir: Path,
-        timeout: float) -> list[Outcome]:
-    """Every model x backend on every side, the sides in turns per model (a noisy stretch of the
+        timeout: float, modes: Sequence[str] = ("accuracy",)) -> list[Outcome]:
+    """Every model x backend x mode on every side, the sides in turns per model (a noisy stretch of the
     machine hits them alike); prints each verdict as it comes."""
     cache = paths.cache_dir()
     pythonpaths = {s.label: ensure_packages(cache, s) for s in sides}
-    progress = ui.Progress(len(models) * len(backends) * len(sides), "models")
+    progress = ui.Progress(len(models) * len(backends) * len(sides) * len(modes), "models")
     outcomes = []
     for m in models:
-        for b in backends:
-            for s in sides:
-                o = run_one(s, harness_dir, m, b, out_dir, pythonpaths[s.label], timeout)
-                outcomes.append(o)
-                progress.advance(f"{m.name} {b} {s.label}: {_cell(o)}")
+        for mode in modes:
+            for b in backends:
+                for s in sides:
+                    o = run_one(s, harness_dir, m, b, out_dir, pythonpaths[s.label], timeout, mode)
+                    outcomes.append(o)
+                    progress.advance(f"{m.name} {mode} {b} {s.label}: {_cell(o)}")
     return outcomes
 
 
