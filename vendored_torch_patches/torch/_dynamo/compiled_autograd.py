@@ -366,8 +366,9 @@ class _LazySizeNode(SymNode):
     what a dynamic capture costs over a static one.  The first other use
     (arithmetic, a guard, a hint: any attribute a SymNode keeps) makes the
     symbol (``owner._make_size_node(self)``, which also registers it as a
-    size input) and this node becomes that SymNode.  What C++ asks of any SymInt it is
-    handed (is it an int, a constant, a nested int) is answered without,
+    size input) and this node becomes that SymNode.  What C++ asks of any
+    SymInt it is handed (is it an int, a constant, a nested int) is
+    answered without,
     and printing one (a graph dump) shows its input, ``sizes[i]``:
     ``item``, that input's node in the graph (a SymNode has an
     ``fx_node`` of its own).
@@ -417,22 +418,12 @@ class _LazySizeNode(SymNode):
         c = other.maybe_as_int() if type(other) is SymNode else None
         if c is None or not self.lazy:
             return None
-        import sympy
-
         equal = self._lazy_val == c
         self._lazy_owner.size_compares.append((self._lazy_idx, c, equal))
         if equal:  # a constant from now on (the symbol would have been replaced)
             del self.__dict__["_lazy_owner"]
             self.__dict__.update(SymNode.wrap_int(self, c).__dict__)
-        answer = equal is equal_is
-        return SymNode(
-            sympy.true if answer else sympy.false,
-            self.shape_env,
-            bool,
-            answer,
-            constant=answer,
-            fx_node=answer,
-        )
+        return SymNode.wrap_bool(self, equal is equal_is)  # shape_env is set
 
     def eq(self, other):
         answer = self._constant_compare(other, True)
