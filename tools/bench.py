@@ -45,6 +45,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.bench_memory import PROGRAMS as MEMORY_PROGRAMS
+from tools.lib.bench_models import MODES as MODELS_MODES
 from tools.lib.pinned_source import ensure_pinned_source
 from tools.lib.shell import Shell
 from tools.lib.stack import Stack
@@ -967,7 +968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "--compiled-autograd, stock 2.6 vs the stack vs stock 2.7")
     m.add_argument("--models", nargs="+", default=None, help="harness model names (default: the built-in six)")
     m.add_argument("--backends", nargs="+", default=["aot_eager"], choices=BACKENDS_MODELS, help="default: %(default)s")
-    m.add_argument("--modes", nargs="+", default=["accuracy"], choices=("accuracy", "performance", "sizes", "sizes-dynamic"),
+    m.add_argument("--modes", nargs="+", default=["accuracy"], choices=MODELS_MODES,
                    help="the harness's --accuracy or --performance; sizes: CA captures and Dynamo graphs over "
                         "batch sizes 2, 3, 4 (and a shorter sequence for HF) in one process; sizes-dynamic: the same "
                         "with the harness's --dynamic-shapes (default: %(default)s)")

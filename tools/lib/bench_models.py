@@ -130,16 +130,10 @@ def parse_row(text: str, model: str) -> dict[str, str] | None:
     return rows[-1] if rows else None
 
 
-def _int(value: str | None) -> int | None:
+def _number(value: str | None, kind=int):
+    """A CSV cell as ``kind`` (int or float), or None if empty or not a number."""
     try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
-
-
-def _float(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
+        return kind(value) if value not in (None, "") else None
     except ValueError:
         return None
 
@@ -164,13 +158,13 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
                        steps[-1]["ca_captures"], steps[-1]["ca_compiles"], seconds, log, mode, steps=steps)
     row = parse_row(csv_text, model.name) if csv_text and not mode.startswith("sizes") else None
     if row is not None and mode == "performance":
-        speedup = _float(row.get("speedup"))
+        speedup = _number(row.get("speedup"), float)
         return Outcome(model.name, backend, side.label, "ok" if speedup else f"fail: {last_error(log)}",
-                       _int(row.get("autograd_captures")), _int(row.get("autograd_compiles")), seconds, log, mode,
-                       speedup or None, _float(row.get("compilation_latency")))
+                       _number(row.get("autograd_captures")), _number(row.get("autograd_compiles")), seconds, log, mode,
+                       speedup or None, _number(row.get("compilation_latency"), float))
     if row is not None:
-        return Outcome(model.name, backend, side.label, row.get("accuracy", "?"), _int(row.get("autograd_captures")),
-                       _int(row.get("autograd_compiles")), seconds, log, mode)
+        return Outcome(model.name, backend, side.label, row.get("accuracy", "?"), _number(row.get("autograd_captures")),
+                       _number(row.get("autograd_compiles")), seconds, log, mode)
     verdict = "timeout" if timed_out else f"crash (exit {code}): {last_error(log)}"
     return Outcome(model.name, backend, side.label, verdict, None, None, seconds, log, mode)
 
