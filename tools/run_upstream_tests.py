@@ -418,6 +418,21 @@ def cache_env(cache: Path, key: str) -> dict[str, str]:
     return env
 
 
+def shard_cache_env(env: dict[str, str], shard: tuple[int, int] | None) -> dict[str, str]:
+    """The cache dirs of one pytest process: a shard gets an Inductor cache of its own.
+
+    Concurrent shards sharing one Inductor cache race: a test that clears the cache (upstream's
+    AOTAutograd-cache tests remove its ``aotautograd`` dir) fails with "Directory not empty" while the
+    other shard writes there.  The split of tests into shards is fixed, so each shard's cache stays warm.
+    """
+    if shard is None:
+        return dict(env)
+    i, n = shard
+    inductor = Path(f"{env['TORCHINDUCTOR_CACHE_DIR']}-{i}of{n}")
+    inductor.mkdir(parents=True, exist_ok=True)
+    return {**env, "TORCHINDUCTOR_CACHE_DIR": str(inductor)}
+
+
 @dataclasses.dataclass(frozen=True)
 class Part:
     """One pytest process of a file: the whole file, or one of upstream's shards of it."""
@@ -463,7 +478,8 @@ class Runner:
         k = up.combine_k(suite.k, self.args.k)
         if k:
             argv += ["-k", k]
-        env = {**self.cache_env, "PYTHONPATH": str(self.plugin_dir), "FCA_UPSTREAM_STATE": str(part.state)}
+        env = {**shard_cache_env(self.cache_env, part.shard), "PYTHONPATH": str(self.plugin_dir),
+               "FCA_UPSTREAM_STATE": str(part.state)}
         if self.args.strict_capture:
             env[up.STRICT_ENV] = "1"
         if self.args.pch:

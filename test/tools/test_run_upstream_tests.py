@@ -392,6 +392,18 @@ def test_test_caches_are_kept_in_place_and_emptied_when_copied(tmp_path, monkeyp
     assert not legacy.exists()  # no record of where it was made: emptied
 
 
+def test_each_shard_gets_an_inductor_cache_of_its_own(tmp_path):
+    """Concurrent shards sharing one Inductor cache race when a test clears it."""
+    from tools import run_upstream_tests as rut
+    env = rut.cache_env(tmp_path, "k")
+    assert rut.shard_cache_env(env, None) == env
+    one, two = rut.shard_cache_env(env, (1, 2)), rut.shard_cache_env(env, (2, 2))
+    assert one["TORCHINDUCTOR_CACHE_DIR"] != two["TORCHINDUCTOR_CACHE_DIR"]
+    assert Path(one["TORCHINDUCTOR_CACHE_DIR"]).is_dir() and Path(two["TORCHINDUCTOR_CACHE_DIR"]).is_dir()
+    assert one["TORCH_EXTENSIONS_DIR"] == env["TORCH_EXTENSIONS_DIR"]  # extension builds lock their own dirs
+    assert rut.shard_cache_env(env, (1, 2)) == one  # the same shard, the same (warm) cache
+
+
 def test_help():
     res = run_tool("run_upstream_tests", "--help")
     assert res.returncode == 0 and res.stdout.startswith("usage: ")
