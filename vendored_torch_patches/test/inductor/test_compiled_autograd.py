@@ -4689,6 +4689,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         # the only recapture over batch sizes 5-11 is the compiled forward's
         # own recompile at the first new size (a new region)
         self._size_reading_subclass_over_batches(False, [5, 5, 7, 9, 11, 7])
+        # the second step recaptures: the weights have grads to accumulate into
         self.assertEqual(counters["compiled_autograd"]["captures"], 2)
 
     def test_dynamic_first_capture_subclass_reading_a_row_count_recaptures_per_value(
@@ -4753,6 +4754,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         x = torch.randn(9, 4, requires_grad=True)
         with compiled_autograd._enable(lambda gm: gm, dynamic=False):
             (x * 2).sin().sum().backward()
+        # the second step recaptures: the weights have grads to accumulate into
         self.assertEqual(counters["compiled_autograd"]["captures"], 2)
         self.assertEqual(x.grad, 2 * (x * 2).cos())
 
@@ -5447,6 +5449,7 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(got, expected)
         # the second backward accumulates into the Linear's grads (a capture
         # of its own, as without retain_grad)
+        # the second step recaptures: the weights have grads to accumulate into
         self.assertEqual(counters["compiled_autograd"]["captures"], 2)
 
     def test_retain_grad_accumulates_over_backwards_of_a_retained_graph(self):
@@ -5783,7 +5786,9 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         def fn():
             yield from self._checkpointed_block_steps()
 
-        self.check_output_and_recompiles(fn)
+        # the graph is compiled in 6 pieces, split where it unpacks the
+        # block's saved variables (5 groups of ops.unpack_saved)
+        self.check_output_and_recompiles(fn, count=[1, 6])
         calls = list(fn())[3::4]
         self.assertEqual(calls, [2, 2])
 
@@ -5806,7 +5811,237 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
                 functools.partial(create_selective_checkpoint_contexts, policy)
             )
 
-        self.check_output_and_recompiles(fn)
+        # compiled in 6 pieces, split at its unpacks (as the test above)
+        self.check_output_and_recompiles(fn, count=[1, 6])
+
+    def _checkpointed_stack_events(self, steps, compiler=None):
+        # three blocks under non-reentrant checkpointing, each with a hook on
+        # its output; per step, the order in which the backward reaches each
+        # block's output and recomputes the block
+        events = []
+
+        def block(k, x, w):
+            events.append(f"recompute {k}")
+            return (x @ w).relu()
+
+        ws = [torch.randn(8, 8, requires_grad=True) for _ in range(3)]
+        per_step = []
+        ctx = (
+            compiled_autograd._enable(compiler)
+            if compiler is not None
+            else contextlib.nullcontext()
+        )
+        with ctx:
+            for _ in range(steps):
+                for w in ws:
+                    w.grad = None
+                h = torch.randn(4, 8, requires_grad=True)
+                for k, w in enumerate(ws):
+                    h = torch.utils.checkpoint.checkpoint(
+                        functools.partial(block, k), h, w, use_reentrant=False
+                    )
+                    h.register_hook(lambda g, k=k: events.append(f"grad {k}"))
+                events.clear()
+                h.sum().backward()
+                per_step.append(list(events))
+        return per_step
+
+    def test_checkpointed_blocks_recompute_where_the_backward_reaches_them(self):
+        # The graph unpacks a saved variable with saved-tensor hooks where the
+        # node that reads it runs (ops.unpack_saved), so checkpointed blocks
+        # recompute one at a time, as in eager, not all of them before the
+        # graph runs (the capture still unpacks them up front).
+        eager = self._checkpointed_stack_events(1)[0]
+        self.assertEqual(
+            eager,
+            ["grad 2", "recompute 2", "grad 1", "recompute 1", "grad 0", "recompute 0"],
+        )
+        counters["compiled_autograd"].clear()
+        compiled = self._checkpointed_stack_events(
+            3, make_compiler_fn(fullgraph=False, backend="aot_eager")
+        )
+        self.assertEqual(compiled[1:], [eager, eager])
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+
+    def test_checkpointed_blocks_recompute_before_the_graph_with_unpack_in_graph_off(
+        self,
+    ):
+        # Off, the saved variables are unpacked at collection, as on stock:
+        # every block recomputes before the graph runs, and a fullgraph
+        # compiler has no graph break to refuse.
+        with config.patch(compiled_autograd_unpack_saved_in_graph=False):
+            compiled = self._checkpointed_stack_events(2, compiler_fn)
+        self.assertEqual(
+            compiled[1],
+            ["recompute 2", "recompute 1", "recompute 0", "grad 2", "grad 1", "grad 0"],
+        )
+
+    def test_graph_is_compiled_in_pieces_split_at_its_unpacks(self):
+        # One ops.unpack_saved per hooked saved variable, run between two
+        # compiled pieces of the graph (neither piece contains it), once per
+        # backward
+        pieces = []
+        unpacks = []
+
+        def compiler(gm):
+            pieces.append(gm)
+            return torch.compile(gm, backend="aot_eager", fullgraph=True)
+
+        def unpack(t):
+            unpacks.append(t.shape)
+            return t
+
+        x = torch.randn(4, requires_grad=True)
+        with compiled_autograd._enable(compiler):
+            for _ in range(2):
+                x.grad = None
+                with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+                    loss = (x.sin() * 2).sum()
+                loss.backward()
+        # SinBackward0 saves x; MulBackward0 saves no Tensor (2 is a scalar)
+        self.assertEqual(unpacks, [torch.Size([4])] * 2)
+        self.assertEqual(len(pieces), 2)
+        for gm in pieces:
+            self.assertNotIn(
+                compiled_autograd.ops.unpack_saved,
+                [n.target for n in gm.graph.nodes],
+            )
+        self.assertEqual(x.grad, x.detach().cos() * 2)
+
+    def test_saved_tensors_hooks_unpack_once_per_backward_in_the_graph(self):
+        # offload-style hooks: pack copies, unpack copies back, counted
+        counts = {"pack": 0, "unpack": 0}
+
+        def pack(t):
+            counts["pack"] += 1
+            return t.detach().clone()
+
+        def unpack(t):
+            counts["unpack"] += 1
+            return t.clone()
+
+        def fn():
+            model = torch.nn.Sequential(
+                torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8)
+            )
+            for _ in range(3):
+                counts.update(pack=0, unpack=0)
+                x = torch.randn(4, 8)
+                with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                    loss = model(x).sum()
+                loss.backward()
+                yield from (p.grad for p in model.parameters())
+                yield counts["pack"], counts["unpack"]
+                model.zero_grad()
+
+        # 4 pieces: the graph is split where it unpacks (3 groups of unpacks)
+        self.check_output_and_recompiles(fn, count=[1, 4])
+
+    def test_python_function_saved_tensors_unpack_in_the_graph(self):
+        # a Python autograd Function's ctx.saved_tensors under saved-tensor
+        # hooks: unpacked by the graph, once per backward
+        unpacks = []
+
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x**3
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 3 * x**2
+
+        def unpack(t):
+            unpacks.append(1)
+            return t
+
+        def fn():
+            for _ in range(2):
+                x = torch.randn(5, requires_grad=True)
+                with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+                    loss = Cube.apply(x).sum()
+                unpacks.clear()
+                loss.backward()
+                yield x.grad
+                yield len(unpacks)
+
+        self.check_output_and_recompiles(fn, count=[1, 2])
+
+    def _checkpoint_program_grads(self, program, backend):
+        # grads of `program` (a function of x, w1, w2 returning a loss) in
+        # eager, then for two steps under compiled autograd
+        def run():
+            torch.manual_seed(0)
+            x = torch.randn(4, 8, requires_grad=True)
+            w1 = torch.randn(8, 8, requires_grad=True)
+            w2 = torch.randn(8, 8, requires_grad=True)
+            program(x, w1, w2).backward()
+            return x.grad, w1.grad, w2.grad
+
+        expected = run()
+        with compiled_autograd._enable(
+            make_compiler_fn(fullgraph=False, backend=backend)
+        ):
+            for _ in range(2):
+                self.assertEqual(run(), expected)
+
+    def _checkpoint_programs(self):
+        from torch.utils.checkpoint import (
+            checkpoint,
+            CheckpointPolicy,
+            create_selective_checkpoint_contexts,
+        )
+
+        def block(x, w1, w2):
+            return (torch.mm(x, w1).relu().sin() @ w2).cos()
+
+        def policy(ctx, op, *args, **kwargs):
+            if op == torch.ops.aten.mm.default:
+                return CheckpointPolicy.MUST_SAVE
+            return CheckpointPolicy.PREFER_RECOMPUTE
+
+        sac = functools.partial(create_selective_checkpoint_contexts, policy)
+
+        def nested(x, w1, w2):
+            inner = functools.partial(
+                checkpoint, lambda a, b: torch.mm(a, b).relu(), use_reentrant=False
+            )
+            return checkpoint(
+                lambda x: inner(x, w1).sin() @ w2, x, use_reentrant=False
+            ).sum()
+
+        return {
+            "non_reentrant": lambda x, w1, w2: checkpoint(
+                block, x, w1, w2, use_reentrant=False
+            ).sum(),
+            "reentrant": lambda x, w1, w2: checkpoint(
+                block, x, w1, w2, use_reentrant=True
+            ).sum(),
+            "selective": lambda x, w1, w2: checkpoint(
+                block, x, w1, w2, use_reentrant=False, context_fn=sac
+            ).sum(),
+            "nested": nested,
+            "in_a_compiled_forward": torch.compile(
+                lambda x, w1, w2: checkpoint(
+                    block, x, w1, w2, use_reentrant=False
+                ).sum(),
+                backend="aot_eager",
+            ),
+        }
+
+    def test_checkpointing_programs_give_eager_grads_with_aot_eager(self):
+        for name, program in self._checkpoint_programs().items():
+            with self.subTest(name):
+                torch._dynamo.reset()
+                self._checkpoint_program_grads(program, "aot_eager")
+
+    def test_checkpointing_programs_give_eager_grads_with_inductor(self):
+        for name, program in self._checkpoint_programs().items():
+            with self.subTest(name):
+                torch._dynamo.reset()
+                self._checkpoint_program_grads(program, "inductor")
 
     def test_current_graph_task_id_is_the_backwards_under_compiled_autograd(self):
         seen = []

@@ -39,6 +39,7 @@ from torch.fx.experimental.proxy_tensor import (
 )
 from torch.fx.experimental.sym_node import SymNode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+from torch.fx.passes.split_module import split_module
 from torch.fx.traceback import preserve_node_meta, set_stack_trace
 from torch.utils._ordered_set import OrderedSet
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
@@ -502,6 +503,16 @@ class _FirstSizesFirst:
         return self.generic(inputs, sizes, scalars, hooks)
 
 
+class _CompiledPiece(torch.nn.Module):
+    # a compiled piece of a graph split at its unpacks (compile_split_at_unpacks)
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
 class AutogradCompilerInstance:
     def __init__(self, compiler_fn, dynamic: bool = False) -> None:
         self.compiler_fn = compiler_fn
@@ -523,6 +534,8 @@ class AutogradCompilerInstance:
         # capture is (set_node_origin), for strict-mode errors
         self.poisoned_symbols: Set[Any] = set()
         self.making_dummy = False
+        # whether the graph unpacks saved variables (see unpack_saved)
+        self.unpacks_saved = False
         self.strict_dummies = False
         self.size_pool: List[torch.SymInt] = []
         self.dummy_metas: Dict[Any, torch.Tensor] = {}
@@ -1487,6 +1500,29 @@ class AutogradCompilerInstance:
             self.bind_tensors_to_proxies(outputs, proxies)
         return outputs
 
+    def unpack_saved(self, index: int, value: torch.Tensor):
+        """Called from C++ for a saved variable with saved-tensor hooks:
+        records ``ops.unpack_saved(index)``, which unpacks it (runs its unpack
+        hook) where the graph reaches it, and returns a dummy like ``value``,
+        the value the capture unpacked (see SavedUnpacks in
+        compiled_autograd.h)."""
+        # Dynamo graph-breaks on the op: the unpack hook runs eagerly there
+        op = ops.get(
+            ops.add(
+                "unpack_saved",
+                torch._C._dynamo.compiled_autograd.unpack_saved,
+                traceable=False,
+            )
+        )
+        self.unpacks_saved = True
+        proxy_out = self.record_call(op, (index,))
+        with disable_proxy_modes_tracing():
+            dummy = self._dummy(
+                value.layout, value.device, value.dtype, [None] * value.dim()
+            )
+            self.bind_dummies([dummy], proxy_out)
+        return dummy
+
     def accumulate_grad(self, variable, grad):
         """Called from C++ by AccumulateGrad: records
         ``inductor.accumulate_grad_(variable, grad)`` without running it.  The
@@ -1677,6 +1713,8 @@ class AutogradCompilerInstance:
             finally:
                 in_compiled_autograd_region = False
 
+        if self.unpacks_saved:
+            return runtime_wrapper, self.compile_split_at_unpacks(graph)
         compiled_fn = self.compiler_fn(graph)
         if (
             self.dynamic
@@ -1686,6 +1724,37 @@ class AutogradCompilerInstance:
         if not isinstance(compiled_fn, _FirstSizesFirst):
             _generate_code(graph, compiled_fn)
         return runtime_wrapper, compiled_fn
+
+    def compile_split_at_unpacks(self, graph: GraphModule):
+        """A graph that unpacks saved variables (ops.unpack_saved) is split
+        there: each piece between two unpacks is compiled on its own, and a
+        plain GraphModule runs the pieces and the unpacks in order, dropping
+        each value after its last use.  Compiled whole, Dynamo would
+        graph-break at each unpack, and each frame it leaves keeps its
+        values alive until the backward ends: the unpacked (recomputed,
+        reloaded) Tensors of every node at once, which unpacking in the graph
+        is there to avoid."""
+        unpack_op = ops.get("unpack_saved")
+        parts: Dict[torch.fx.Node, int] = {}
+        part, in_unpacks = 0, False
+        for node in graph.graph.nodes:
+            if node.op in ("placeholder", "output"):
+                continue
+            src = node.args[0] if node.target is operator.getitem else node
+            is_unpack = (
+                isinstance(src, torch.fx.Node)
+                and src.op == "call_function"
+                and src.target is unpack_op
+            )
+            if is_unpack != in_unpacks:
+                part, in_unpacks = part + 1, is_unpack
+            parts[node] = part
+        eager_parts = {f"submod_{p}" for n, p in parts.items() if n.target is unpack_op}
+        split = split_module(graph, None, parts.__getitem__, keep_original_order=True)
+        for name, submod in list(split.named_children()):
+            if name not in eager_parts:
+                setattr(split, name, _CompiledPiece(self.compiler_fn(submod)))
+        return split
 
     @staticmethod
     def get_all_nodes(args):
@@ -2056,6 +2125,11 @@ def _enable(compiler_fn, dynamic: Optional[bool] = None):
             functools.partial(AutogradCompilerInstance, compiler_fn, dynamic=dynamic),
             dynamic,
         )
+        from torch._dynamo import config as dynamo_config
+
+        prior_unpack = torch._C._dynamo.compiled_autograd.set_unpack_saved_in_graph(
+            dynamo_config.compiled_autograd_unpack_saved_in_graph
+        )
         if snapshot_verbose_logging_enabled():
             torch._C._dynamo.compiled_autograd.set_verbose_logger(verbose_log)
         global compiled_autograd_enabled
@@ -2069,6 +2143,7 @@ def _enable(compiler_fn, dynamic: Optional[bool] = None):
             torch._C._dynamo.compiled_autograd.set_autograd_compiler(
                 prior_compiler, prior_dynamic
             )
+            torch._C._dynamo.compiled_autograd.set_unpack_saved_in_graph(prior_unpack)
 
 
 @contextlib.contextmanager

@@ -533,6 +533,17 @@ compiled_autograd_dynamic_first_capture = True
 # dynamic; any other compiler gets the graph as is.
 compiled_autograd_dynamic_graph_inputs = False
 
+# [compiled autograd] Unpack the saved variables that have saved-tensor hooks
+# (checkpointing, offloading, torch.autograd.graph.saved_tensors_hooks) in the
+# captured graph, where the node that reads each one runs, as eager autograd
+# does, instead of all of them before the graph runs.  The hook runs eagerly
+# there: such a graph is compiled in pieces, split at its unpacks (one more
+# compile per group of unpacks; Inductor does not fuse across pieces).  Off,
+# they are unpacked at collection, as on stock (every checkpointed region
+# recomputes before the backward starts).  Read when compiled autograd is
+# enabled.
+compiled_autograd_unpack_saved_in_graph = True
+
 # Enables use of collectives *during* compilation to synchronize behavior
 # across ranks.  Today, this is used solely to modify automatic_dynamic_shapes
 # behavior, making it so that we infer that if an input is dynamic by

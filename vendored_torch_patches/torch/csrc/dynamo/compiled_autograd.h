@@ -93,6 +93,10 @@ struct NodeCall {
   // The node's index in AutogradCompilerCall::eager_nodes if it runs eagerly
   // (its compiled_args raised before collecting anything), else -1
   int eager_index = -1;
+  // Whether the captured graph unpacks this node's hooked saved variables
+  // (see SavedUnpacks), and their indices there
+  bool unpacks_saved_in_graph = false;
+  std::vector<size_t> saved_unpacks;
 };
 
 struct NodeCalls : public std::unordered_map<Node*, NodeCall> {
@@ -234,6 +238,77 @@ struct LiftedIValueArgs {
   const std::optional<size_t>& active_node_call_idx;
 };
 
+// [compiled autograd] Saved variables unpacked by the graph.  A saved
+// variable with saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks,
+// checkpointing, offloading) is not unpacked at collection: that would run
+// every unpack hook of the backward before its graph, and so recompute every
+// checkpointed region (or reload every offloaded Tensor) at once.  The graph
+// unpacks it instead, by index (ops.unpack_saved), where the node that reads
+// it runs, as the engine would: the unpack hook is called on the packed value
+// once per backward, at that point.  The first backward's capture unpacks
+// each one for real (its dummy takes the value's dtype, device and rank), and
+// that graph run takes the value it unpacked.  Only nodes whose capture
+// records one opaque call and reads nothing of a saved value are eligible
+// (NodeCall::unpacks_saved_in_graph); the others unpack at collection.
+struct SavedUnpack {
+  SavedUnpack(
+      std::shared_ptr<Node> node_,
+      const SavedVariable* sv_,
+      bool is_output_)
+      : node(std::move(node_)), sv(sv_), is_output(is_output_) {}
+  at::Tensor unpack() {
+    if (unpacked_at_capture.defined()) {
+      return std::move(unpacked_at_capture);
+    }
+    return sv->unpack(is_output ? node : nullptr);
+  }
+  // the owner, which keeps sv alive until the graph ran
+  std::shared_ptr<Node> node;
+  const SavedVariable* sv;
+  bool is_output;
+  at::Tensor unpacked_at_capture;
+  at::Tensor proxy_tensor;
+};
+
+struct SavedUnpacks {
+  size_t add(
+      const std::shared_ptr<Node>& node,
+      const SavedVariable& sv,
+      bool is_output) {
+    auto [it, inserted] = index.emplace(&sv, entries.size());
+    if (inserted) {
+      entries.emplace_back(node, &sv, is_output);
+      pending[node.get()]++;
+    }
+    return it->second;
+  }
+  // Unpacks the index-th one; once a node's last one is unpacked, releases
+  // the node's saved variables if release_variables (the backward does not
+  // retain its graph), as the engine does after running the node: what they
+  // keep alive (a checkpointed region's inputs) goes then, not at the end.
+  at::Tensor unpack(size_t idx) {
+    SavedUnpack& entry = entries.at(idx);
+    at::Tensor value = entry.unpack();
+    auto it = pending.find(entry.node.get());
+    if (it != pending.end() && --it->second == 0) {
+      pending.erase(it);
+      if (release_variables) {
+        entry.node->release_variables();
+      }
+    }
+    return value;
+  }
+  SavedUnpack* find(const SavedVariable& sv) {
+    auto it = index.find(&sv);
+    return it == index.end() ? nullptr : &entries[it->second];
+  }
+  std::vector<SavedUnpack> entries;
+  std::unordered_map<const SavedVariable*, size_t> index;
+  // per node, how many of its entries the graph has yet to unpack
+  std::unordered_map<const Node*, size_t> pending;
+  bool release_variables = false;
+};
+
 struct AutogradCompilerCall {
   AutogradCompilerCall(SizeInput::DynType default_dyn_type)
       : active_node_call_idx(std::nullopt),
@@ -276,6 +351,9 @@ struct AutogradCompilerCall {
   // autograd (see NodeCall::eager_index): the captured graph runs each one
   // by index (ops.eager_node) while this backward runs.
   std::vector<std::shared_ptr<Node>> eager_nodes;
+  // The hooked saved variables the captured graph unpacks by index
+  // (ops.unpack_saved) while this backward runs.
+  SavedUnpacks saved_unpacks;
 };
 
 class CompiledNodeArgs {
@@ -302,6 +380,17 @@ class CompiledNodeArgs {
     collect(_compiler.tensor_args.add(t));
   }
   void collect(const SavedVariable& sv, bool is_output) {
+    if (_node_call.unpacks_saved_in_graph) {
+      const bool in_graph = sv.has_hooks();
+      collect(in_graph);
+      if (in_graph) {
+        const size_t idx =
+            _compiler.saved_unpacks.add(_node_call.node, sv, is_output);
+        _node_call.saved_unpacks.emplace_back(idx);
+        collect_size(idx);
+        return;
+      }
+    }
     collect(
         _compiler.tensor_args.add(sv, is_output ? _node_call.node : nullptr));
   }
@@ -686,6 +775,15 @@ class SwapSavedVariables {
   }
 
   void before(SavedVariable& t) {
+    if (const SavedUnpack* unpack = compiler.saved_unpacks.find(t)) {
+      // the proxy of its ops.unpack_saved call (see SavedUnpacks)
+      TORCH_INTERNAL_ASSERT(unpack->proxy_tensor.defined());
+      stashed_variables.save(&t, std::move(t));
+      bool prior = at::SavedTensorDefaultHooks::set_tracing(true);
+      t = SavedVariable(unpack->proxy_tensor, false);
+      at::SavedTensorDefaultHooks::set_tracing(prior);
+      return;
+    }
     TensorArg& arg = compiler.tensor_args.lookup(t);
     stashed_variables.save(&t, std::move(t));
     if (arg.defined()) {

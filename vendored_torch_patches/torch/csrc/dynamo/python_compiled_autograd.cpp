@@ -1037,6 +1037,80 @@ static PyObject* call_retains_grad_hook(PyObject* dummy, PyObject* args) {
   END_HANDLE_TH_ERRORS;
 }
 
+// The hooked saved variables of the backward whose graph runs on this thread
+// (see SavedUnpacks in compiled_autograd.h), for ops.unpack_saved.  Their
+// nodes keep their saved variables until the graph unpacked the last one (or
+// until it ran), and release them then.
+static thread_local SavedUnpacks* current_saved_unpacks = nullptr;
+
+struct SavedUnpacksGuard {
+  SavedUnpacksGuard(SavedUnpacks* unpacks, bool release_variables)
+      : prior_(current_saved_unpacks),
+        unpacks_(unpacks),
+        release_variables_(release_variables) {
+    current_saved_unpacks = unpacks;
+  }
+  SavedUnpacksGuard(const SavedUnpacksGuard&) = delete;
+  SavedUnpacksGuard& operator=(const SavedUnpacksGuard&) = delete;
+  ~SavedUnpacksGuard() {
+    current_saved_unpacks = prior_;
+    if (release_variables_) {
+      for (auto& unpack : unpacks_->entries) {
+        unpack.node->release_variables();
+      }
+    }
+  }
+
+ private:
+  SavedUnpacks* prior_;
+  SavedUnpacks* unpacks_;
+  bool release_variables_;
+};
+
+// What ops.unpack_saved runs: unpacks the index-th hooked saved variable of
+// the running backward (its unpack hook runs now), as a list of one Tensor.
+static PyObject* unpack_saved(PyObject* dummy, PyObject* arg) {
+  HANDLE_TH_ERRORS;
+  const Py_ssize_t index = PyLong_AsSsize_t(arg);
+  if (index == -1 && PyErr_Occurred()) {
+    return nullptr;
+  }
+  TORCH_CHECK(
+      current_saved_unpacks != nullptr && index >= 0 &&
+          static_cast<size_t>(index) < current_saved_unpacks->entries.size(),
+      "ops.unpack_saved should only be called by the graph of a backward that compiled autograd runs");
+  at::Tensor value = current_saved_unpacks->unpack(index);
+  return THPVariable_WrapList({std::move(value)});
+  END_HANDLE_TH_ERRORS;
+}
+
+// Whether the capture of fn unpacks its hooked saved variables in the graph
+// (see SavedUnpacks): a generated node or a Python autograd Function records
+// one opaque call and reads nothing of a saved value at capture.  The AOT
+// backward of a compiled region is copied into the graph instead, and a C++
+// autograd Function may run its backward at capture.
+static bool unpack_saved_in_graph_enabled = true;
+
+static PyObject* set_unpack_saved_in_graph(PyObject* dummy, PyObject* arg) {
+  HANDLE_TH_ERRORS;
+  TORCH_CHECK(PyBool_Check(arg), "set_unpack_saved_in_graph expects a bool");
+  const bool prior = unpack_saved_in_graph_enabled;
+  unpack_saved_in_graph_enabled = arg == Py_True;
+  return PyBool_FromLong(prior);
+  END_HANDLE_TH_ERRORS;
+}
+
+static bool unpacks_saved_in_graph(const Node& fn) {
+  if (!unpack_saved_in_graph_enabled) {
+    return false;
+  }
+  if (dynamic_cast<const TraceableFunction*>(&fn) != nullptr) {
+    return true;
+  }
+  return dynamic_cast<const PyNode*>(&fn) != nullptr &&
+      fn.name() != "CompiledFunctionBackward";
+}
+
 // [compiled autograd] Nodes that run eagerly.  Two errors from compiled_args
 // say that a node cannot describe itself to compiled autograd: the default
 // Node::compiled_args's, for a Node subclass without one, and the one the
@@ -1119,8 +1193,11 @@ static void collect_node_or_run_it_eagerly(
         compiler_call.tensor_args.inputs.size(),
         compiler_call.all_size_inputs.size(),
         compiler_call.lifted_ivalue_args.args.size(),
-        compiler_call.hooks.size());
+        compiler_call.hooks.size(),
+        compiler_call.saved_unpacks.entries.size());
   };
+  call.unpacks_saved_in_graph = unpacks_saved_in_graph(*fn);
+  node_args.collect(call.unpacks_saved_in_graph);
   const auto before = collected();
   try {
     fn->compiled_args(node_args);
@@ -1188,6 +1265,8 @@ static PyMethodDef _methods[] = {
     {"current_graph_task_id", current_graph_task_id, METH_NOARGS, nullptr},
     {"will_execute_node", will_execute_node, METH_O, nullptr},
     {"call_retains_grad_hook", call_retains_grad_hook, METH_VARARGS, nullptr},
+    {"unpack_saved", unpack_saved, METH_O, nullptr},
+    {"set_unpack_saved_in_graph", set_unpack_saved_in_graph, METH_O, nullptr},
     {"set_verbose_logger", set_verbose_logger, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -1425,7 +1504,8 @@ CacheNode* _compiled_autograd_impl(
     THPObjectPtr* graph_arg_ivalue_args,
     THPObjectPtr* graph_arg_hooks,
     std::vector<std::pair<FunctionPreHook*, size_t>>* retains_grad_hooks,
-    std::vector<std::shared_ptr<Node>>* eager_nodes) {
+    std::vector<std::shared_ptr<Node>>* eager_nodes,
+    SavedUnpacks* saved_unpacks) {
   std::unordered_map<Node*, int>& dependencies = graph_task.dependencies_;
   std::vector<std::shared_ptr<Node>> worklist{graph_root};
   AutogradCompilerCall compiler_call(get_default_dyn_type());
@@ -1512,7 +1592,13 @@ CacheNode* _compiled_autograd_impl(
 
   // TODO(jansel): some dynamic sizes seem to be ints not symints
   if (!cache->check_dynamic_sizes(compiler_call, vlogger)) {
-    // cache miss, need to capture FX graph
+    // cache miss, need to capture FX graph.  The hooked saved variables are
+    // unpacked for real first, before the capture's modes are on (an unpack
+    // hook may compute: checkpointing recomputes there); this graph run
+    // takes those values
+    for (auto& unpack : compiler_call.saved_unpacks.entries) {
+      unpack.unpacked_at_capture = unpack.unpack();
+    }
     ClosingTHPObjectPtr py_compiler(
         check(PyObject_CallNoArgs((the_autograd_compiler))));
 
@@ -1590,6 +1676,21 @@ CacheNode* _compiled_autograd_impl(
               py_compiler.get(), "pre_hook", "Oi", pyinputs.get(), hook));
         }
         inputs = THPVariable_UnpackList(pyinputs);
+      }
+
+      for (const size_t idx : call.saved_unpacks) {
+        SavedUnpack& unpack = compiler_call.saved_unpacks.entries[idx];
+        if (unpack.proxy_tensor.defined()) {
+          continue;
+        }
+        THPObjectPtr value(THPVariable_Wrap(unpack.unpacked_at_capture));
+        THPObjectPtr proxy(check(PyObject_CallMethod(
+            py_compiler.get(),
+            "unpack_saved",
+            "nO",
+            static_cast<Py_ssize_t>(idx),
+            value.get())));
+        unpack.proxy_tensor = THPVariable_Unpack(proxy.get());
       }
 
       SwapSavedVariables saved(compiler_call, state, py_compiler.get(), call);
@@ -1680,7 +1781,8 @@ CacheNode* _compiled_autograd_impl(
   // TODO(jansel): clear grads we will overwrite below
   if (!graph_task.keep_graph_) {
     for (auto& call : calls) {
-      if (call->eager_index < 0) { // the others after the graph ran
+      // the others after the graph ran
+      if (call->eager_index < 0 && call->saved_unpacks.empty()) {
         call->node->release_variables();
       }
     }
@@ -1693,6 +1795,10 @@ CacheNode* _compiled_autograd_impl(
   *graph_arg_hooks = convert_hook_list(compiler_call.hooks);
   *retains_grad_hooks = std::move(compiler_call.retains_grad_hooks);
   *eager_nodes = std::move(compiler_call.eager_nodes);
+  for (auto& unpack : compiler_call.saved_unpacks.entries) {
+    unpack.proxy_tensor = at::Tensor(); // the capture's, not needed any more
+  }
+  *saved_unpacks = std::move(compiler_call.saved_unpacks);
   return cache;
 }
 
@@ -1735,6 +1841,7 @@ variable_list compiled_autograd(
   THPObjectPtr hooks;
   std::vector<std::pair<FunctionPreHook*, size_t>> retains_grad_hooks;
   std::vector<std::shared_ptr<Node>> eager_nodes;
+  SavedUnpacks saved_unpacks;
   CacheNode* cache = _compiled_autograd_impl(
       graph_root,
       graph_task,
@@ -1745,9 +1852,13 @@ variable_list compiled_autograd(
       &ivalue_args,
       &hooks,
       &retains_grad_hooks,
-      &eager_nodes);
+      &eager_nodes,
+      &saved_unpacks);
   RetainsGradHooksGuard retains_grad_hooks_guard(&retains_grad_hooks);
   EagerNodesGuard eager_nodes_guard(&eager_nodes, !graph_task.keep_graph_);
+  saved_unpacks.release_variables = !graph_task.keep_graph_;
+  SavedUnpacksGuard saved_unpacks_guard(
+      &saved_unpacks, !graph_task.keep_graph_);
 
   THPObjectPtr pyresult(check(PyObject_CallFunctionObjArgs(
       cache->runtime_wrapper.get(),
