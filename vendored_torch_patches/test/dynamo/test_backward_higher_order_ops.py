@@ -241,7 +241,7 @@ class GraphModule(torch.nn.Module):
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)", L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s4)"):
+    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)", L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s6)"):
         l_inputs_ = L_inputs_
         l_sizes_1_ = L_sizes_1_
         l_sizes_2_ = L_sizes_2_
@@ -258,7 +258,7 @@ class GraphModule(torch.nn.Module):
 
         new_grad: "f32[s0]" = torch.clone(getitem_9);  getitem_9 = None
 
-        add: "Sym(s4 + 1)" = l_hooks_0_keywords_fn_keywords_obj_counter + 1;  l_hooks_0_keywords_fn_keywords_obj_counter = None
+        add: "Sym(s6 + 1)" = l_hooks_0_keywords_fn_keywords_obj_counter + 1;  l_hooks_0_keywords_fn_keywords_obj_counter = None
 
         result: "f32[s0]" = getitem_8 * getitem_8;  getitem_8 = None
 
@@ -271,7 +271,7 @@ class GraphModule(torch.nn.Module):
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_hooks_1_keywords_fn_keywords_obj_counter: "Sym(s7)"):
+    def forward(self, L_inputs_ : list, L_hooks_1_keywords_fn_keywords_obj_counter: "Sym(s9)"):
         l_inputs_ = L_inputs_
         l_hooks_1_keywords_fn_keywords_obj_counter = L_hooks_1_keywords_fn_keywords_obj_counter
 
@@ -282,7 +282,7 @@ class GraphModule(torch.nn.Module):
 
         new_grad: "f32[s0]" = torch.clone(aotN_tangents_1)
 
-        add: "Sym(s7 + 1)" = l_hooks_1_keywords_fn_keywords_obj_counter + 1;  l_hooks_1_keywords_fn_keywords_obj_counter = None
+        add: "Sym(s9 + 1)" = l_hooks_1_keywords_fn_keywords_obj_counter + 1;  l_hooks_1_keywords_fn_keywords_obj_counter = None
 
         result: "f32[s0]" = aotN_tangents_1 * aotN_tangents_1;  aotN_tangents_1 = None
 

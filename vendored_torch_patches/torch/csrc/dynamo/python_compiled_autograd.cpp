@@ -1039,24 +1039,26 @@ static PyObject* call_retains_grad_hook(PyObject* dummy, PyObject* args) {
 
 // The hooked saved variables of the backward whose graph runs on this thread
 // (see SavedUnpacks in compiled_autograd.h), for ops.unpack_saved.  Their
-// nodes keep their saved variables until the graph unpacked the last one (or
-// until it ran), and release them then.
+// nodes keep their saved variables until the graph unpacked the last one,
+// and release them then (SavedUnpacks::unpack).  A node the graph did not
+// unpack to the end (it raised) releases them once the graph returns.
 static thread_local SavedUnpacks* current_saved_unpacks = nullptr;
 
 struct SavedUnpacksGuard {
-  SavedUnpacksGuard(SavedUnpacks* unpacks, bool release_variables)
-      : prior_(current_saved_unpacks),
-        unpacks_(unpacks),
-        release_variables_(release_variables) {
+  explicit SavedUnpacksGuard(SavedUnpacks* unpacks)
+      : prior_(current_saved_unpacks), unpacks_(unpacks) {
     current_saved_unpacks = unpacks;
   }
   SavedUnpacksGuard(const SavedUnpacksGuard&) = delete;
   SavedUnpacksGuard& operator=(const SavedUnpacksGuard&) = delete;
   ~SavedUnpacksGuard() {
     current_saved_unpacks = prior_;
-    if (release_variables_) {
-      for (auto& unpack : unpacks_->entries) {
-        unpack.node->release_variables();
+    if (!unpacks_->release_variables) {
+      return;
+    }
+    for (auto& entry : unpacks_->entries) {
+      if (unpacks_->pending.erase(entry.node.get()) != 0) {
+        entry.node->release_variables();
       }
     }
   }
@@ -1064,7 +1066,6 @@ struct SavedUnpacksGuard {
  private:
   SavedUnpacks* prior_;
   SavedUnpacks* unpacks_;
-  bool release_variables_;
 };
 
 // What ops.unpack_saved runs: unpacks the index-th hooked saved variable of
@@ -1857,8 +1858,7 @@ variable_list compiled_autograd(
   RetainsGradHooksGuard retains_grad_hooks_guard(&retains_grad_hooks);
   EagerNodesGuard eager_nodes_guard(&eager_nodes, !graph_task.keep_graph_);
   saved_unpacks.release_variables = !graph_task.keep_graph_;
-  SavedUnpacksGuard saved_unpacks_guard(
-      &saved_unpacks, !graph_task.keep_graph_);
+  SavedUnpacksGuard saved_unpacks_guard(&saved_unpacks);
 
   THPObjectPtr pyresult(check(PyObject_CallFunctionObjArgs(
       cache->runtime_wrapper.get(),
