@@ -509,6 +509,8 @@ SIZES_WAYS = {"1": "dynamic capture (default)", "2": "dynamic capture and graph 
 SIZES_BACKENDS = ("aot_eager", "inductor")
 # stock torch==2.7.0, the peer, where its venv exists (tools/requirements/torch27-venv.txt says how)
 SIZES_PEER = ("torch 2.7.0", PEER)
+# the sides of the torch.compile(dynamic=True) table
+SIZES_DYNAMIC_SIDES = ("stock", "stack", SIZES_PEER[0])
 
 
 def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str], dynamic: str = "1"
@@ -553,9 +555,27 @@ def _sizes_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> d
     return got
 
 
+def _sizes_counts(workloads: Sequence[str], sides: dict[str, tuple[str, dict[str, str]]], out_dir: Path,
+                  progress) -> list[str]:
+    """The rows of a captures / compiles table: one ``sizes`` worker per workload and side."""
+    from tools.lib.bench_workloads import SEQ_WORKLOADS
+
+    rows = []
+    for w in workloads:
+        got = {}
+        for side, (kind, env) in sides.items():
+            got[side] = _ca_sample(kind, w, "sizes", {**_worker_env(kind, 0, out_dir), **env})
+            progress.advance(f"{w} sizes {side}")
+        for sweep in ("batch", "seq") if w in SEQ_WORKLOADS else ("batch",):
+            cells = [r["error"][:60] if "error" in r else f"{r[f'captures_{sweep}']} / {r[f'compiles_{sweep}']}"
+                     for r in got.values()]
+            rows.append(f"| {w} | {sweep} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, instructions: bool = False,
-                jobs: int = 1) -> str:
-    from tools.lib.bench_workloads import SEQ_WORKLOADS, WORKLOADS
+                jobs: int = 1, counts_only: bool = False) -> str:
+    from tools.lib.bench_workloads import WORKLOADS
     from tools.lib.overlay.venv import ensure_venv
 
     for w in workloads:
@@ -566,7 +586,10 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
     sides = dict(SIZES_SIDES)
     if peer_available():
         sides[SIZES_PEER[0]] = (SIZES_PEER[1], {})
-    steps = len(workloads) * (len(sides) + len(SIZES_BACKENDS) * len(SIZES_WAYS) * (1 + 2 * reps))
+    dynamic_sides = {side: (kind, {**env, "FCA_BENCH_COMPILE_DYNAMIC": "1"})
+                     for side, (kind, env) in sides.items() if side in SIZES_DYNAMIC_SIDES}
+    steps = len(workloads) * (len(sides) + len(dynamic_sides)
+                              + (0 if counts_only else len(SIZES_BACKENDS) * len(SIZES_WAYS) * (1 + 2 * reps)))
     progress = ui.Progress(steps, "sizes benchmark")
     lines = ["### Captures and Dynamo compiles over new sizes", "",
              "Batch sizes 8, 16, 24, 32, 40, 48 (sequence lengths 16, 24, 40, 56 at batch 8 where the "
@@ -574,15 +597,15 @@ def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, 
              "`torch.compile(backend=\"aot_eager\")` after compiled autograd.", "",
              "| workload | sweep (captures / compiles) | " + " | ".join(sides) + " |",
              "|---|---|" + "---:|" * len(sides)]
-    for w in workloads:
-        got = {}
-        for side, (kind, env) in sides.items():
-            got[side] = _ca_sample(kind, w, "sizes", {**_worker_env(kind, 0, out_dir), **env})
-            progress.advance(f"{w} sizes {side}")
-        for sweep in ("batch", "seq") if w in SEQ_WORKLOADS else ("batch",):
-            cells = [r["error"][:60] if "error" in r else f"{r[f'captures_{sweep}']} / {r[f'compiles_{sweep}']}"
-                     for r in got.values()]
-            lines.append(f"| {w} | {sweep} | " + " | ".join(cells) + " |")
+    lines += _sizes_counts(workloads, sides, out_dir, progress)
+    lines += ["", "The same with `torch.compile(..., dynamic=True)` for compiled autograd's compiler and for a "
+              "compiled forward (`FCA_BENCH_COMPILE_DYNAMIC=1`): what a user who wants no size recompile writes. "
+              "A compile counts the forward's graphs too.", "",
+              "| workload | sweep (captures / compiles) | " + " | ".join(dynamic_sides) + " |",
+              "|---|---|" + "---:|" * len(dynamic_sides)]
+    lines += _sizes_counts(workloads, dynamic_sides, out_dir, progress)
+    if counts_only:
+        return "\n".join(lines)
     lines += ["", "### What the dynamic paths cost on same-shape work (the stack, each way / static first capture)", "",
               f"Steady state: median of the per-pair ratios of {pairs} paired backwards (a static and a dynamic "
               f"worker sampled in turns); first backward (capture + compile): ratio of the medians of {reps} "
@@ -964,6 +987,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     z.add_argument("--out", type=Path, default=paths.REPO_ROOT / "results", help="results dir (default: %(default)s, gitignored)")
     z.add_argument("--instructions", action="store_true", help="also count instructions per steady-state backward (callgrind)")
     z.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s)")
+    z.add_argument("--counts-only", action="store_true", help="only the captures / compiles tables (a few minutes)")
     m = sub.add_parser("models", help="real HF/timm models through the pinned tree's benchmarks/dynamo harness, "
                        "--compiled-autograd, stock 2.6 vs the stack vs stock 2.7")
     m.add_argument("--models", nargs="+", default=None, help="harness model names (default: the built-in six)")
@@ -1008,7 +1032,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
-        ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs))
+        ui.out(bench_sizes(args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions, args.jobs,
+                           args.counts_only))
     elif args.what == "memory":
         ui.out(bench_memory(args.programs))
     elif args.what == "models" and args.from_outcomes:

@@ -314,6 +314,19 @@ def test_a_new_batch_size_recaptures_on_stock_and_on_the_static_switch_but_not_o
                       "stack, dynamic graph inputs": (1, 1, None)}
 
 
+def test_with_torch_compile_dynamic_the_stack_compiles_the_backward_once_over_the_batch_sweep(overlay, stock_python, tmp_path):
+    """`bench.py sizes`'s second table: with `torch.compile(..., dynamic=True)` for compiled
+    autograd's compiler and for the forward, the stack takes 1 capture over the batch sweep
+    and 1 Dynamo compile for the backward (the compiled forward's own graph is the second
+    one there), stock 2 captures."""
+    env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "FCA_BENCH_COMPILE_DYNAMIC": "1"}
+    counts = {(kind, w): (r.get("captures_batch"), r.get("compiles_batch"), r.get("error"))
+              for kind in ("stock", "overlay") for w in ("mlp", "compiled_forward")
+              for r in [bench._ca_sample(kind, w, "sizes", env)]}
+    assert counts == {("stock", "mlp"): (2, 2, None), ("stock", "compiled_forward"): (2, 3, None),
+                      ("overlay", "mlp"): (1, 1, None), ("overlay", "compiled_forward"): (1, 2, None)}
+
+
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):
     ratios = bench._paired_static_dynamic("mlp", "aot_eager", 3, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
     assert len(ratios) == 3 and all(r > 0 for r in ratios)

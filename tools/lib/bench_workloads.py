@@ -19,7 +19,9 @@ reports ``{"error": ...}``.
 
 ``FCA_BENCH_CA_DYNAMIC=0|1|2`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture``
 (off for 0) and ``compiled_autograd_dynamic_graph_inputs`` (on for 2) where the torch has them
-(the stack), so that one venv runs every way.
+(the stack), so that one venv runs every way. ``FCA_BENCH_COMPILE_DYNAMIC=1`` passes
+``dynamic=True`` to every ``torch.compile`` of a workload (the compiled autograd compiler, a
+compiled forward): what a user who wants no size recompiles writes.
 
 Under tools/bench.py's instruction modes the worker runs under callgrind and brackets the
 region a mode times (the first capture; the first backward; each of the 40 steady-state
@@ -140,7 +142,7 @@ def cpp_function(torch):
 
 def compiled_forward(torch):
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 10))
-    fwd = torch.compile(model, backend="aot_eager")
+    fwd = torch.compile(model, backend="aot_eager", **_compile_kwargs())
     return list(model.parameters()), lambda b, v: fwd(_inputs(torch, b, 64, v)).sum()
 
 
@@ -149,7 +151,7 @@ def twotensor(torch):
 
     a, b_ = torch.randn(64, 32), torch.randn(64, 32)
     w = torch.nn.Parameter(TwoTensor(a, b_))
-    fwd = torch.compile(lambda x: (x @ w).relu().sum(), backend="aot_eager")
+    fwd = torch.compile(lambda x: (x @ w).relu().sum(), backend="aot_eager", **_compile_kwargs())
 
     def loss(b, v):
         # two inputs of one layout: a TwoTensor's inner tensors share sizes, strides and offset
@@ -183,8 +185,13 @@ WORKLOADS = {f.__name__: f for f in (mlp, transformer, copyslices, autograd_func
 # ---------------------------------------------------------------------------------- modes
 
 
+def _compile_kwargs() -> dict:
+    # FCA_BENCH_COMPILE_DYNAMIC=1: torch.compile(..., dynamic=True) everywhere
+    return {"dynamic": True} if os.environ.get("FCA_BENCH_COMPILE_DYNAMIC") == "1" else {}
+
+
 def _backward(torch, ca, backend, loss):
-    with ca._enable(torch.compile(backend=backend)):
+    with ca._enable(torch.compile(backend=backend, **_compile_kwargs())):
         loss.backward()
 
 
