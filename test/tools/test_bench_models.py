@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,23 @@ def test_speedup_and_compile_latency_come_from_the_harness_performance_csv():
     assert (o.verdict, o.speedup, o.compile_s, o.captures, o.passed) == ("ok", 1.254, 42.75, 1, True)
 
 
+METRICS_CSV = (
+    "dev,name,batch_size,_compile.compile_inner,compile_fx_inner,async_compile.wait\n"
+    "cpu,lcnet_050,2,40.1,35.2,21.5\n"
+)
+
+
+def test_the_cpp_kernel_build_wait_comes_from_the_harness_compilation_metrics():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "inductor", STACK, PERF_CSV, "", 0, 99.0, False, "performance",
+                      metrics_csv=METRICS_CSV)
+    assert (o.compile_s, o.cpp_wait_s) == (42.75, 21.5)
+
+
+def test_a_run_without_compilation_metrics_has_no_cpp_kernel_build_wait():
+    o = bm.outcome_of(bm.find_model("lcnet_050"), "inductor", STACK, PERF_CSV, "", 0, 99.0, False, "performance")
+    assert o.cpp_wait_s is None
+
+
 def test_a_performance_row_with_no_speedup_is_a_failure():
     csv_text = "dev,name,batch_size,speedup,abs_latency\ncpu,lcnet_050,2,0.0,0.0\n"
     log = "RuntimeError: boom\n"
@@ -189,6 +207,20 @@ def test_a_compile_latency_above_2_7s_is_named():
     report = bm.render(outcomes, [model], ["inductor"], ["stock 2.6", "stack", "stock 2.7"])
     assert "| 1.10x, compile 40 s (1/1) | 1.10x, compile 41 s (1/1) | 1.10x, compile 39 s (1/1) |" in report
     assert "inductor: compile latency above 2.7's: lcnet_050" in report
+
+
+def test_a_compile_latency_above_2_7s_only_in_the_cpp_kernel_builds_is_not_named_less_them():
+    model = bm.find_model("lcnet_050")
+    outcomes = [bm.Outcome("lcnet_050", "inductor", side, "ok", 1, 1, 9.0, mode="performance", speedup=1.1,
+                           compile_s=c, cpp_wait_s=w)
+                for side, c, w in (("stock 2.6", 46.0, 26.0), ("stack", 46.0, 26.0), ("stock 2.7", 40.0, 21.0))]
+    report = bm.render(outcomes, [model], ["inductor"], ["stock 2.6", "stack", "stock 2.7"])
+    assert "| 1.10x, compile 46 s (C++ 26 s) (1/1) | 1.10x, compile 46 s (C++ 26 s) (1/1) |" in report
+    assert "inductor: compile latency above 2.7's: lcnet_050" in report
+    assert "inductor: the same less the C++ kernel builds: lcnet_050" in report  # 20 s against 19 s
+    outcomes[1] = dataclasses.replace(outcomes[1], compile_s=44.0)
+    report = bm.render(outcomes, [model], ["inductor"], ["stock 2.6", "stack", "stock 2.7"])
+    assert "inductor: the same less the C++ kernel builds: none" in report  # 18 s against 19 s
 
 
 def test_each_mode_gets_its_own_section_and_outcomes_saved_before_modes_load_as_accuracy(tmp_path):

@@ -92,6 +92,9 @@ class Outcome:
     mode: str = "accuracy"  # one of MODES
     speedup: float | None = None  # performance: the harness's speedup over eager
     compile_s: float | None = None  # performance: the harness's compilation_latency
+    # performance: of compile_s, the seconds spent waiting for Inductor's C++ kernel builds (g++), the
+    # harness's ``async_compile.wait`` in its compilation metrics
+    cpp_wait_s: float | None = None
     steps: list | None = None  # sizes: per step {batch, seq, shape, error, ca_captures, ca_compiles, dynamo_graphs}
 
     @property
@@ -138,6 +141,15 @@ def _number(value: str | None, kind=int):
         return None
 
 
+def cpp_wait_of(metrics_csv: str | None) -> float | None:
+    """The seconds the run waited for Inductor's C++ kernel builds: ``async_compile.wait`` in the last
+    row of the harness's ``<output>_compilation_metrics.csv`` (Dynamo's compile times, summed)."""
+    if not metrics_csv:
+        return None
+    rows = list(csv.DictReader(io.StringIO(metrics_csv)))
+    return _number(rows[-1].get("async_compile.wait"), float) if rows else None
+
+
 def last_error(log: str) -> str:
     """The line that says why a harness process died: the last exception line of its output."""
     lines = [l.strip() for l in log.splitlines() if l.strip()]
@@ -149,7 +161,8 @@ def last_error(log: str) -> str:
 
 
 def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log: str, code: int,
-               seconds: float, timed_out: bool, mode: str = "accuracy", steps: list | None = None) -> Outcome:
+               seconds: float, timed_out: bool, mode: str = "accuracy", steps: list | None = None,
+               metrics_csv: str | None = None) -> Outcome:
     """What one harness process said: its CSV row (accuracy, performance), the driver's steps (sizes),
     or how it died."""
     if mode.startswith("sizes") and steps:
@@ -161,7 +174,7 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
         speedup = _number(row.get("speedup"), float)
         return Outcome(model.name, backend, side.label, "ok" if speedup else f"fail: {last_error(log)}",
                        _number(row.get("autograd_captures")), _number(row.get("autograd_compiles")), seconds, log, mode,
-                       speedup or None, _number(row.get("compilation_latency"), float))
+                       speedup or None, _number(row.get("compilation_latency"), float), cpp_wait_of(metrics_csv))
     if row is not None:
         return Outcome(model.name, backend, side.label, row.get("accuracy", "?"), _number(row.get("autograd_captures")),
                        _number(row.get("autograd_compiles")), seconds, log, mode)
@@ -210,8 +223,12 @@ def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: 
     run_dir = out_dir / side.label.replace(" ", "-") / (f"{model.name}-{backend}" + ("" if mode == "accuracy" else f"-{mode}"))
     run_dir.mkdir(parents=True, exist_ok=True)
     csv_path, steps_path = run_dir / "result.csv", run_dir / "sizes.json"
-    csv_path.unlink(missing_ok=True)
-    steps_path.unlink(missing_ok=True)
+    metrics_path = run_dir / "result_compilation_metrics.csv"  # the harness names it after --output
+    for path in (csv_path, steps_path, metrics_path):
+        path.unlink(missing_ok=True)
+    # cold compiles every run: a warm FX graph / Inductor cache from an earlier run would make the
+    # harness's compilation latency a cache lookup
+    shutil.rmtree(run_dir / "inductor", ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PYTHONPATH")}
     env.update(PYTHONPATH=pythonpath, TORCHINDUCTOR_CACHE_DIR=str(run_dir / "inductor"),
                TORCH_EXTENSIONS_DIR=str(run_dir / "extensions"), PYTHONUNBUFFERED="1", FCA_SIZES_OUT=str(steps_path))
@@ -230,7 +247,7 @@ def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: 
     text = (run_dir / "harness.log").read_text(errors="replace")
     steps = json.loads(steps_path.read_text()) if steps_path.exists() else None
     return outcome_of(model, backend, side, csv_path.read_text() if csv_path.exists() else None, text, code,
-                      seconds, timed_out, mode, steps)
+                      seconds, timed_out, mode, steps, metrics_path.read_text() if metrics_path.exists() else None)
 
 
 def _cell(o: Outcome | None) -> str:
@@ -239,7 +256,8 @@ def _cell(o: Outcome | None) -> str:
     verdict = o.verdict if len(o.verdict) <= 100 else o.verdict[:99] + "…"
     verdict = verdict.replace("|", "/")
     if o.mode == "performance" and o.speedup is not None:
-        compile_s = f", compile {o.compile_s:.0f} s" if o.compile_s is not None else ""
+        cpp = f" (C++ {o.cpp_wait_s:.0f} s)" if o.cpp_wait_s is not None else ""
+        compile_s = f", compile {o.compile_s:.0f} s{cpp}" if o.compile_s is not None else ""
         return f"{o.speedup:.2f}x{compile_s} ({o.captures}/{o.compiles})"
     if o.mode.startswith("sizes") and o.steps:
         arrow = " → ".join
@@ -283,7 +301,8 @@ def render(outcomes: Sequence[Outcome], models: Sequence[Model], backends: Seque
 _MODE_TITLES = {
     "accuracy": "### Accuracy (`--training --accuracy`): the harness's verdict (CA captures/compiles), wall time",
     "performance": (f"### Performance (`--training --performance --repeat {PERFORMANCE_REPEAT}`): speedup over eager, "
-                    "the harness's compilation latency (first compiled step minus an eager one), (CA captures/compiles)"),
+                        "the harness's compilation latency (first compiled step minus an eager one; in brackets the part "
+                    "spent waiting for Inductor's C++ kernel builds), (CA captures/compiles)"),
     "sizes": ("### Sizes: one process, one training step per size (batch sizes, then a shorter sequence for HF); "
               "counts after each step (the forward compiled the harness's way, the backward under compiled autograd "
               "with `torch.compile` at its defaults)"),
@@ -333,6 +352,11 @@ def _render_mode(mode: str, outcomes: Sequence[Outcome], models: Sequence[Model]
             if any(by.get((m.name, b, "stock 2.7")) for m in models):
                 lines.append(f"- {b}: compile latency above 2.7's: {', '.join(slower) if slower else 'none'} "
                              "(target: none; one process per cell, so a few % is noise)")
+                rest = [m.name for m in models
+                        if (p := by.get((m.name, b, "stock 2.7"))) and (o := by.get((m.name, b, "stack")))
+                        and None not in (p.compile_s, p.cpp_wait_s, o.compile_s, o.cpp_wait_s)
+                        and o.compile_s - o.cpp_wait_s > p.compile_s - p.cpp_wait_s]
+                lines.append(f"- {b}: the same less the C++ kernel builds: {', '.join(rest) if rest else 'none'}")
     return "\n".join(lines)
 
 
