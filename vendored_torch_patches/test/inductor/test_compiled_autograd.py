@@ -4009,6 +4009,39 @@ aot0_mm_1: aten.mm.default
 aot0_mm_2: aten.mm.default""",
         )
 
+    @mock.patch(
+        "torch._functorch.aot_autograd.AOT_COUNTER", new_callable=itertools.count
+    )
+    def test_functional_aot_copy_binds_fake_values_only_to_the_graph_outputs(self, _):
+        # Copying an AOT backward graph into the capture records every node
+        # but makes a fake value only for what the graph returns: nothing
+        # else in the capture reads the others (expand, cos, mul here).
+        @torch.compile(backend="aot_eager")
+        def f(x, w):
+            return (x @ w).sin().sum()
+
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, 5, requires_grad=True)
+        xe, we = x.detach().requires_grad_(), w.detach().requires_grad_()
+        (xe @ we).sin().sum().backward()
+        bound = []
+        track = compiled_autograd.track_tensor_tree
+
+        def spy(inner, proxy, *args, **kwargs):
+            if isinstance(proxy, torch.fx.Proxy):
+                bound.append(proxy.node.name)
+            return track(inner, proxy, *args, **kwargs)
+
+        with mock.patch.object(compiled_autograd, "track_tensor_tree", spy):
+            graphs = self._captured_graphs(lambda: f(x, w).backward())
+        self.assertEqual((x.grad, w.grad), (xe.grad, we.grad))
+        copied = {n.name for n in graphs[0].graph.nodes if n.name.startswith("aot0_")}
+        self.assertIn("aot0_cos", copied)
+        self.assertExpectedInline(
+            " ".join(n for n in bound if n.startswith("aot0_")),
+            """aot0_mm aot0_t aot0_t_1 aot0_tangents_1 aot0_mm_2 aot0_mm_1""",
+        )
+
     def test_functional_tensor_tangent_passes_through_only_in_compiled_autograd(self):
         # The prologue lets a FunctionalTensor tangent through as is only
         # while the compiled autograd graph is traced (AOTAutograd

@@ -1287,32 +1287,56 @@ class AutogradCompilerInstance:
     ):
         """Copies the nodes of ``gm`` into the graph being captured, its
         placeholders bound to ``values`` (fakes, SymInts, a BackwardState,
-        None).  Each node's fake value comes from running its target on the
-        fakes of its inputs, with no proxy mode; only what it returns is
-        bound.  AOT's own node metadata (its fakes, from another shape env)
+        None), and returns the fake values of its outputs, bound to their
+        copies.  AOT's own node metadata (its fakes, from another shape env)
         is not copied: the new nodes carry the capture's.  Each copy is
-        named ``prefix`` + the node's name."""
+        named ``prefix`` + the node's name.
+
+        Only the outputs need fake values: they are what the rest of the
+        capture sees.  An output's value is a dummy like the value AOT
+        recorded for it (_dummy_like_aot); where there is none, it is its
+        target run on the values of its inputs, with no proxy mode, which
+        then need values the same way.  So a graph with AOT's values costs
+        one dummy per output, not a fake run of every node."""
+        memo = {} if memo is None else memo
         placeholders = gm.graph.find_nodes(op="placeholder")
         assert len(placeholders) == len(values), (len(placeholders), len(values))
         val: Dict[torch.fx.Node, Any] = dict(zip(placeholders, values))
-        arg: Dict[torch.fx.Node, Any] = {
-            node: torch.fx.node.map_arg(self._node_arg(v), self.fx_tracer.proxy)
+        copy: Dict[torch.fx.Node, Any] = {
+            node: self._node_arg(v)
             if not isinstance(v, BackwardState)
-            else v.proxy
+            else v.proxy.node
             for node, v in val.items()
         }
+        output = gm.graph.find_nodes(op="output")
+        if not output:
+            raise AssertionError("graph has no output node")
+
+        # which nodes need a value: the outputs, and the inputs of every
+        # needed node that has no dummy (walked back from the outputs)
+        needed = set(output[0].all_input_nodes)
+        poison = torch._dynamo.config.compiled_autograd_poison_dummies
+        with disable_proxy_modes_tracing():
+            for node in reversed(gm.graph.nodes):
+                if node not in needed or node in val or node.op != "call_function":
+                    continue
+                if poison and "val" in node.meta:
+                    dummy = self._dummy_like_aot(node.meta["val"], memo)
+                    if dummy is not NotImplemented:
+                        val[node] = dummy
+                        continue
+                needed.update(node.all_input_nodes)
+
         for node in gm.graph.nodes:
-            if node.op == "placeholder":
+            if node.op in ("placeholder", "output"):
                 continue
-            if node.op == "output":
-                return torch.fx.node.map_arg(node.args[0], val.__getitem__)
             if node.op == "get_attr":
                 attr = operator.attrgetter(node.target)(gm)
                 qualname = self.fx_tracer.get_fresh_qualname(
                     f"_aot_{node.target.replace('.', '_')}_"
                 )
                 setattr(self.fx_tracer.root, qualname, attr)
-                arg[node] = self.fx_tracer.create_proxy(
+                copy[node] = self.fx_tracer.create_node(
                     "get_attr", qualname, (), {}, name=f"{prefix}{node.name}"
                 )
                 val[node] = attr
@@ -1322,48 +1346,50 @@ class AutogradCompilerInstance:
                     f"compiled autograd cannot copy the {node.op} node {node.name} of "
                     f"an AOT backward graph: only call_function and get_attr are supported"
                 )
-            proxy = self.fx_tracer.create_proxy(
+            new = self.fx_tracer.create_node(
                 "call_function",
                 node.target,
-                torch.fx.node.map_arg(node.args, arg.__getitem__),
-                torch.fx.node.map_arg(node.kwargs, arg.__getitem__),
+                torch.fx.node.map_arg(node.args, copy.__getitem__),
+                torch.fx.node.map_arg(node.kwargs, copy.__getitem__),
                 name=f"{prefix}{node.name}",
             )
-            proxy.node.meta["compiled_autograd_aot_copy"] = True
+            new.meta["compiled_autograd_aot_copy"] = True
             # where it comes from (TORCH_LOGS, the profiler and tlparse read
             # these); never its fakes, which belong to another ShapeEnv
             for key in _AOT_PROVENANCE_KEYS:
                 if key in node.meta:
-                    proxy.node.meta[key] = node.meta[key]
+                    new.meta[key] = node.meta[key]
+            copy[node] = new
+            if node not in needed or node in val:
+                continue
             fake_args = torch.fx.node.map_arg(node.args, val.__getitem__)
             fake_kwargs = torch.fx.node.map_arg(node.kwargs, val.__getitem__)
             with disable_proxy_modes_tracing():
-                out = NotImplemented
-                if "val" in node.meta and (
-                    torch._dynamo.config.compiled_autograd_poison_dummies
-                ):
-                    out = self._dummy_like_aot(
-                        node.meta["val"], {} if memo is None else memo
-                    )
-                if out is not NotImplemented:
-                    pass
-                elif getattr(node.target, "__module__", None) == (
+                if getattr(node.target, "__module__", None) == (
                     "torch._dynamo._trace_wrapped_higher_order_op"
                 ):
                     # a hook called through trace_wrapped (BackwardState);
                     # it returns a new grad with the old one's metadata
                     grad = fake_args[0] if fake_args[0] is not None else fake_args[1]
-                    out = torch.utils._pytree.tree_map_only(
+                    val[node] = torch.utils._pytree.tree_map_only(
                         torch.Tensor, torch.empty_like, grad
                     )
                 else:
-                    out = node.target(*fake_args, **fake_kwargs)
-                if isinstance(out, (torch.Tensor, *py_sym_types)):
-                    track_tensor_tree(out, proxy, constant=None, tracer=self.fx_tracer)
-                else:
-                    proxy.node.meta["val"] = out
-            arg[node], val[node] = proxy, out
-        raise AssertionError("graph has no output node")
+                    val[node] = node.target(*fake_args, **fake_kwargs)
+
+        # bind the outputs' values to their copies
+        bound = set()
+        for node in output[0].all_input_nodes:
+            if node in bound or node.op != "call_function":
+                continue  # an input or a constant: not a value the copy made
+            bound.add(node)
+            out = val[node]
+            if isinstance(out, (torch.Tensor, *py_sym_types)):
+                proxy = self.fx_tracer.proxy(copy[node])
+                track_tensor_tree(out, proxy, constant=None, tracer=self.fx_tracer)
+            else:
+                copy[node].meta["val"] = out
+        return torch.fx.node.map_arg(output[0].args[0], val.__getitem__)
 
     def bind_function(self, fn_name, fn, traceable=True):
         """Called from C++ the first time a node type is captured."""
