@@ -282,3 +282,23 @@ def test_a_new_batch_size_after_the_second_recaptures_nothing_on_the_stack(overl
     steps = o["steps"]
     assert o["verdict"] == "ok" and [s["shape"][0] for s in steps] == [2, 3, 4], (o["verdict"], steps)
     assert steps[2]["ca_captures"] == steps[1]["ca_captures"], steps
+
+
+def test_packages_installed_from_the_same_pins_in_another_checkout_are_not_installed_again(tmp_path):
+    # the stamp records a requirements file's content, not its path: a CI clone's
+    # tools/requirements/models.txt is the same install as this checkout's
+    first, second = tmp_path / "a" / "models.txt", tmp_path / "b" / "models.txt"
+    for f in (first, second):
+        f.parent.mkdir()
+        f.write_text("timm==1.0.15\n")
+    calls = tmp_path / "calls"
+    pip = tmp_path / "python"  # stands in for `python -m pip install --target DIR ...`: makes DIR
+    pip.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != --target ]; do shift; done; mkdir -p "$2"\n')
+    pip.chmod(0o755)
+    target = tmp_path / "site"
+    bm.pip_target(pip, target, ["-r", str(first)], "the packages")
+    bm.pip_target(pip, target, ["-r", str(second)], "the packages")
+    assert len(calls.read_text().splitlines()) == 1
+    second.write_text("timm==1.0.16\n")
+    bm.pip_target(pip, target, ["-r", str(second)], "the packages")
+    assert len(calls.read_text().splitlines()) == 2

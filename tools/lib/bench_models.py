@@ -194,7 +194,9 @@ def pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> No
     """``pip install --no-deps --target`` of ``args`` with ``python``, once: a stamp records what is in
     ``target``, and a failed install leaves no partial dir behind."""
     stamp = target / ".fca-installed"
-    want = " ".join(args)
+    # what is asked for, a requirements file by its content: the same pins from another
+    # checkout (a CI clone) are the same install
+    want = " ".join(Path(a).read_text() if i and args[i - 1] == "-r" else a for i, a in enumerate(args))
     if stamp.is_file() and stamp.read_text() == want:
         return
     ui.info(f"installing {what} into {target} (no deps, once)")
