@@ -1378,11 +1378,9 @@ class AutogradCompilerInstance:
                     val[node] = node.target(*fake_args, **fake_kwargs)
 
         # bind the outputs' values to their copies
-        bound = set()
-        for node in output[0].all_input_nodes:
-            if node in bound or node.op != "call_function":
+        for node in output[0].all_input_nodes:  # each node once
+            if node.op != "call_function":
                 continue  # an input or a constant: not a value the copy made
-            bound.add(node)
             out = val[node]
             if isinstance(out, (torch.Tensor, *py_sym_types)):
                 proxy = self.fx_tracer.proxy(copy[node])
