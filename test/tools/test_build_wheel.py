@@ -258,10 +258,10 @@ def test_example_passes_on_the_wheel(wheel_venv, script):
     assert proc.stdout.strip().endswith("verdict: OK")
 
 
-def program_verdicts(venv: Path, script: str, count: int, **kwargs) -> dict:
-    """``{program: "ok captures=N"}`` of an examples/ script that prints one line per program
-    and a verdict; asserts that it ran ``count`` programs, all OK."""
-    proc = run_py(venv, str(REPO_ROOT / "examples" / script), timeout=900, **kwargs)
+def program_verdicts(venv: Path, script: str, count: int, *args: str, **kwargs) -> dict:
+    """``{program: "ok captures=N"}`` of an examples/ script (run with ``args``) that prints one
+    line per program and a verdict; asserts that it ran ``count`` programs, all OK."""
+    proc = run_py(venv, str(REPO_ROOT / "examples" / script), *args, timeout=900, **kwargs)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
     assert len(lines) == count and proc.stdout.strip().endswith("verdict: OK")
@@ -288,6 +288,18 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {
         "sparse_embedding", "grad_allow_unused_materialize", "grad_scaler_bf16"}
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
+
+
+def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv, tmp_path):
+    # examples/cpp_extension_programs.py: an extension built against the wheel's headers, its C++
+    # autograd Functions not traceable: saved non-Tensor data, needs_input_grad, a non-differentiable
+    # output, a dirty input, materialize_grads off, a TORCH_LIBRARY op's Autograd kernel
+    lines = program_verdicts(wheel_venv, "cpp_extension_programs.py", 5, "aot_eager", str(tmp_path / "build"))
+    # two captures: the second batch accumulates into the first's grads; an int list saved in
+    # saved_data (the input's shape) is keyed by value, so those two recapture at each batch size
+    assert lines == {"scale_shift_saved_data": "ok captures=3", "materialize_grads_off": "ok captures=2",
+                     "library_op_autograd_kernel": "ok captures=2", "in_place_mark_dirty": "ok captures=2",
+                     "compiled_forward_graph_break": "ok captures=3"}
 
 
 def pinned(requirements: str, name: str) -> str:

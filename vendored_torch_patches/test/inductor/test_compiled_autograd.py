@@ -2061,6 +2061,77 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
             fn, count=[1, 2], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
+    @scoped_load_inline
+    def test_autograd_cpp_node_marks_outputs_non_differentiable_and_inputs_dirty(
+        self, load_inline
+    ):
+        cpp_source = """
+struct ScaleAndArgmax : public torch::autograd::Function<ScaleAndArgmax> {
+  static constexpr bool is_traceable = true;
+
+  static torch::autograd::variable_list forward(
+      torch::autograd::AutogradContext* ctx,
+      const torch::Tensor& x) {
+    auto idx = x.argmax(-1);
+    ctx->mark_non_differentiable({idx});
+    return {x * 2, idx};
+  }
+
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext *ctx,
+      torch::autograd::variable_list grad_output) {
+    return {grad_output[0] * 2};
+  }
+};
+
+struct MulInPlace : public torch::autograd::Function<MulInPlace> {
+  static constexpr bool is_traceable = true;
+
+  static torch::Tensor forward(
+      torch::autograd::AutogradContext* ctx,
+      torch::Tensor x) {
+    x.mul_(3);
+    ctx->mark_dirty({x});
+    return x;
+  }
+
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext *ctx,
+      torch::autograd::variable_list grad_output) {
+    return {grad_output[0] * 3};
+  }
+};
+
+std::vector<torch::Tensor> scale_and_argmax(const torch::Tensor& x) {
+  return ScaleAndArgmax::apply(x);
+}
+
+torch::Tensor mul_in_place(torch::Tensor x) {
+  return MulInPlace::apply(x);
+}
+        """
+
+        module = load_inline(
+            name="test_autograd_cpp_node_marks_outputs_non_differentiable_and_inputs_dirty",
+            cpp_sources=cpp_source,
+            functions=["scale_and_argmax", "mul_in_place"],
+            verbose=True,
+        )
+
+        def fn():
+            for i in [10, 20]:
+                x = torch.randn(i, 10, requires_grad=True)
+                y, idx = module.scale_and_argmax(x)
+                self.assertFalse(idx.requires_grad)
+                z = module.mul_in_place(y.sin())
+                loss = z.sum() + idx.sum()
+                loss.backward()
+                yield x.grad
+
+        # the marks are forward-only: the capture neither collects them nor
+        # refuses a function that made them
+        self.check_output_and_recompiles(fn)
+
     # Plain Node subclasses, as an extension writes them (no compiled_args):
     # PlainSquareBackward saves its input; HalfCollectingBackward collects a
     # value for compiled autograd and then raises the default's error.

@@ -106,9 +106,8 @@ struct TORCH_API Function {
   static auto apply(Args&&... args)
       -> std::enable_if_t<std::is_same_v<X, T>, forward_t<X, Args...>>;
 
-  // This flag is for an experimental feature: compiled autograd. Not all
-  // built-in APIs are supported at the moment e.g. mark_dirty and
-  // mark_non_differentiable. Before setting this flag to enable tracing for
+  // This flag is for an experimental feature: compiled autograd. Before
+  // setting this flag to enable tracing for
   // your custom function <T>, you need to ensure that the backward function is
   // traceable i.e. any variables accessed in the backward other than the input
   // arguments must be handled in a similar manner to built-ins in
@@ -206,8 +205,10 @@ struct CppNode : public Node {
         reinterpret_cast<uintptr_t>(&CppNode<T>::apply_functional_ivalue)));
 
     args.collect(ctx_.saved_data);
-    TORCH_INTERNAL_ASSERT(ctx_.non_differentiable_.empty());
-    TORCH_INTERNAL_ASSERT(ctx_.dirty_inputs_.empty());
+    // ctx_.non_differentiable_ and ctx_.dirty_inputs_ (mark_non_differentiable,
+    // mark_dirty) are forward-only: _wrap_outputs used them when the outputs
+    // were made, and the backward never reads them.  Neither is collected,
+    // and a T that called either is captured like any other.
     args.collect(
         ctx_.saved_variables_, true); // always unpacked as output in eager
     TORCH_INTERNAL_ASSERT(ctx_.to_save_.empty());
@@ -229,8 +230,6 @@ struct CppNode : public Node {
       SwapSavedVariables& saved) override {
     namespace ca = torch::dynamo::autograd;
     saved.before(ctx_.saved_data);
-    TORCH_INTERNAL_ASSERT(ctx_.non_differentiable_.empty());
-    TORCH_INTERNAL_ASSERT(ctx_.dirty_inputs_.empty());
     saved.before(ctx_.saved_variables_);
     TORCH_INTERNAL_ASSERT(ctx_.to_save_.empty());
     saved.before(ctx_.materialize_grads_);
@@ -281,8 +280,6 @@ struct CppNode : public Node {
         T::is_traceable);
 
     saved.after(ctx_.saved_data);
-    TORCH_INTERNAL_ASSERT(ctx_.non_differentiable_.empty());
-    TORCH_INTERNAL_ASSERT(ctx_.dirty_inputs_.empty());
     saved.after(ctx_.saved_variables_);
     TORCH_INTERNAL_ASSERT(ctx_.to_save_.empty());
     saved.after(ctx_.materialize_grads_);
