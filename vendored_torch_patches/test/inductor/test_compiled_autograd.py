@@ -2062,6 +2062,63 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
         )
 
     @scoped_load_inline
+    def test_non_traceable_autograd_cpp_node_saved_int_list_is_a_size_input(
+        self, load_inline
+    ):
+        cpp_source = """
+struct CustomOpAutogradFunction : public torch::autograd::Function<CustomOpAutogradFunction> {
+  static torch::Tensor forward(
+      torch::autograd::AutogradContext* ctx,
+      const torch::Tensor& x) {
+    ctx->saved_data["shape"] = x.sizes().vec();
+    ctx->saved_data["empty"] = std::vector<int64_t>{};
+    return x * 2;
+  }
+
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext *ctx,
+      torch::autograd::variable_list grad_output) {
+    TORCH_CHECK(ctx->saved_data["empty"].toIntVector().empty());
+    auto shape = ctx->saved_data["shape"].toIntVector();
+    TORCH_CHECK(shape == grad_output[0].sizes().vec());
+    return {grad_output[0].reshape(shape) * 2};
+  }
+};
+
+torch::Tensor custom_op_backed_by_autograd_fn(const torch::Tensor& x) {
+  return CustomOpAutogradFunction::apply(x);
+}
+
+TORCH_LIBRARY(test_non_traceable_autograd_cpp_node_saved_int_list, m) {
+    m.def("custom_op_backed_by_autograd_fn", custom_op_backed_by_autograd_fn);
+}
+        """
+
+        module = load_inline(
+            name="test_non_traceable_autograd_cpp_node_saved_int_list",
+            cpp_sources=cpp_source,
+            functions="custom_op_backed_by_autograd_fn",
+            verbose=True,
+        )
+
+        def fn():
+            for i in [10, 20, 30]:
+                x = torch.randn(i, 10, requires_grad=True)
+                out = torch.ops.test_non_traceable_autograd_cpp_node_saved_int_list.custom_op_backed_by_autograd_fn(
+                    x
+                )
+                loss = out.sin().sum()
+                loss.backward()
+                yield x.grad
+
+        # the saved shape's ints are size inputs, not constants keyed by
+        # value: one capture for all three sizes (the op runs eagerly, a graph
+        # break, so the graphs before and after it are compiled)
+        self.check_output_and_recompiles(
+            fn, count=[1, 2], compiler_fn=make_compiler_fn(fullgraph=False)
+        )
+
+    @scoped_load_inline
     def test_autograd_cpp_node_marks_outputs_non_differentiable_and_inputs_dirty(
         self, load_inline
     ):

@@ -188,6 +188,24 @@ struct CppNode : public Node {
   void set_ctx_grad_fn(const std::shared_ptr<Node>& node);
   void save_variables_to_ctx();
 
+  // [compiled autograd] A T not marked is_traceable runs eagerly at runtime,
+  // so an int list in its saved_data (a shape, say) is a graph input like
+  // the other sizes: its ints are collected as size inputs, and a new batch
+  // size reuses the capture.  A traceable T's backward is traced on what the
+  // op passes it, and it may read such a list with toIntVector(), which a
+  // list of SymInts fails: its lists stay constants, keyed by value.
+  static constexpr bool lifts_int_lists = !T::is_traceable;
+
+  std::vector<std::string> sorted_saved_data_keys() const {
+    std::vector<std::string> keys;
+    keys.reserve(ctx_.saved_data.size());
+    for (const auto& [k, _] : ctx_.saved_data) {
+      keys.push_back(k);
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+
   void compiled_args(CompiledNodeArgs& args) override {
     static_assert(
         std::is_same_v<std::remove_cv_t<decltype(T::is_traceable)>, bool>);
@@ -204,7 +222,27 @@ struct CppNode : public Node {
     args.collect(static_cast<uint64_t>(
         reinterpret_cast<uintptr_t>(&CppNode<T>::apply_functional_ivalue)));
 
-    args.collect(ctx_.saved_data);
+    if constexpr (lifts_int_lists) {
+      // as CompiledNodeArgs::collect(saved_data) (sorted keys), except that
+      // an int list's ints are size inputs
+      args.collect_size(ctx_.saved_data.size());
+      for (const auto& k : sorted_saved_data_keys()) {
+        args.collect(k);
+        const at::IValue& v = ctx_.saved_data.at(k);
+        if (v.isIntList()) {
+          const auto list = v.toIntList();
+          args.collect(std::string("int list"));
+          args.collect_size(list.size());
+          for (const int64_t x : list) {
+            args.collect(c10::SymInt(x));
+          }
+        } else {
+          args.collect(v);
+        }
+      }
+    } else {
+      args.collect(ctx_.saved_data);
+    }
     // ctx_.non_differentiable_ and ctx_.dirty_inputs_ (mark_non_differentiable,
     // mark_dirty) are forward-only: _wrap_outputs used them when the outputs
     // were made, and the backward never reads them.  Neither is collected,
@@ -229,7 +267,27 @@ struct CppNode : public Node {
       const variable_list& inputs,
       SwapSavedVariables& saved) override {
     namespace ca = torch::dynamo::autograd;
-    saved.before(ctx_.saved_data);
+    // (each lifted int list, and its value before the capture's sizes)
+    std::vector<std::pair<at::IValue*, at::IValue>> int_lists;
+    if constexpr (lifts_int_lists) {
+      for (const auto& k : sorted_saved_data_keys()) {
+        at::IValue& v = ctx_.saved_data.at(k);
+        if (v.isIntList()) {
+          std::vector<c10::SymInt> sizes;
+          for (const int64_t x : v.toIntList()) {
+            sizes.emplace_back(x);
+          }
+          saved.before(sizes);
+          int_lists.emplace_back(&v, v);
+          v = at::IValue(c10::SymIntArrayRef(sizes));
+          saved.after(sizes);
+        } else {
+          saved.before(v);
+        }
+      }
+    } else {
+      saved.before(ctx_.saved_data);
+    }
     saved.before(ctx_.saved_variables_);
     TORCH_INTERNAL_ASSERT(ctx_.to_save_.empty());
     saved.before(ctx_.materialize_grads_);
@@ -279,7 +337,18 @@ struct CppNode : public Node {
         std::vector<bool>(n, true),
         T::is_traceable);
 
-    saved.after(ctx_.saved_data);
+    if constexpr (lifts_int_lists) {
+      for (auto& [v, original] : int_lists) {
+        *v = std::move(original);
+      }
+      for (auto& [_, v] : ctx_.saved_data) {
+        if (!v.isIntList()) {
+          saved.after(v);
+        }
+      }
+    } else {
+      saved.after(ctx_.saved_data);
+    }
     saved.after(ctx_.saved_variables_);
     TORCH_INTERNAL_ASSERT(ctx_.to_save_.empty());
     saved.after(ctx_.materialize_grads_);
