@@ -290,11 +290,13 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
 
 
-def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv, tmp_path):
+def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv):
     # examples/cpp_extension_programs.py: an extension built against the wheel's headers, its C++
     # autograd Functions not traceable: saved non-Tensor data, needs_input_grad, a non-differentiable
-    # output, a dirty input, materialize_grads off, a TORCH_LIBRARY op's Autograd kernel
-    lines = program_verdicts(wheel_venv, "cpp_extension_programs.py", 5, "aot_eager", str(tmp_path / "build"))
+    # output, a dirty input, materialize_grads off, a TORCH_LIBRARY op's Autograd kernel. Its build dir
+    # is a cache: ninja rebuilds it only when the source, the flags or a header (a new wheel) change
+    build = paths.cache_dir() / "examples" / "cpp-extension-programs"
+    lines = program_verdicts(wheel_venv, "cpp_extension_programs.py", 5, "aot_eager", str(build))
     # two captures each: the second batch accumulates into the first's grads, the third batch size
     # reuses that capture (the shape saved as an int list is a size input, P33)
     assert set(lines.values()) == {"ok captures=2"}
