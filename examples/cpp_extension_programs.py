@@ -121,15 +121,15 @@ def layers():
     return nn.Linear(6, 6), nn.Parameter(torch.randn(6))
 
 
-def batches():
-    return ((4, 2.0), (7, 2.0), (9, 2.0))
+BATCH_SIZES = (4, 7, 9)
+SCALE = 2.0  # a constant: a saved double is keyed by value, a new one would be a new capture
 
 
 def scale_shift_saved_data(flag):
     lin, b = layers()
     with ca(flag):
-        for n, scale in batches():
-            y, idx = ext.scale_shift(lin(torch.randn(n, 6)), b, scale, 3)
+        for n in BATCH_SIZES:
+            y, idx = ext.scale_shift(lin(torch.randn(n, 6)), b, SCALE, 3)
             assert not idx.requires_grad
             (y.pow(2).sum() + idx.sum()).backward()
     return grads(lin, [b.grad])
@@ -138,8 +138,8 @@ def scale_shift_saved_data(flag):
 def materialize_grads_off(flag):
     lin, _ = layers()
     with ca(flag):
-        for n, scale in batches():
-            s, c = ext.sin_cos(lin(torch.randn(n, 6)) * scale)
+        for n in BATCH_SIZES:
+            s, c = ext.sin_cos(lin(torch.randn(n, 6)) * SCALE)
             s.pow(2).sum().backward()  # c unused: its grad reaches backward undefined
     return grads(lin)
 
@@ -147,17 +147,17 @@ def materialize_grads_off(flag):
 def library_op_autograd_kernel(flag):
     lin, b = layers()
     with ca(flag):
-        for n, scale in batches():
+        for n in BATCH_SIZES:
             x = lin(torch.randn(n, 6))
-            torch.ops.fca_cpp_programs.mul(x, b.expand_as(x) * scale).sum().backward()
+            torch.ops.fca_cpp_programs.mul(x, b.expand_as(x) * SCALE).sum().backward()
     return grads(lin, [b.grad])
 
 
 def in_place_mark_dirty(flag):
     lin, _ = layers()
     with ca(flag):
-        for n, scale in batches():
-            ext.scale_in_place(lin(torch.randn(n, 6)) + 1, scale).tanh().sum().backward()
+        for n in BATCH_SIZES:
+            ext.scale_in_place(lin(torch.randn(n, 6)) + 1, SCALE).tanh().sum().backward()
     return grads(lin)
 
 
@@ -165,8 +165,8 @@ def compiled_forward_graph_break(flag):
     lin, b = layers()
     model = torch.compile(lambda x, scale: ext.scale_shift(lin(x).relu(), b, scale, 1)[0].sum(), backend="aot_eager")
     with ca(flag):
-        for n, scale in batches():
-            model(torch.randn(n, 6), scale).backward()
+        for n in BATCH_SIZES:
+            model(torch.randn(n, 6), SCALE).backward()
     return grads(lin, [b.grad])
 
 
