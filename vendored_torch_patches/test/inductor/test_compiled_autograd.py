@@ -4170,6 +4170,72 @@ aot0_mm_2: aten.mm.default""",
             """aot0_mm aot0_t aot0_t_1 aot0_tangents_1 aot0_mm_2 aot0_mm_1""",
         )
 
+    def test_functional_aot_zero_grads_of_unused_outputs_are_recorded_not_run_on_fakes(
+        self,
+    ):
+        # A compiled region's outputs that the loss does not use get zero
+        # grads, which the engine materializes for its backward.  The capture
+        # records each as one aten.zeros node of the capture's sizes and runs
+        # no zeros on fakes: a fake of symbolic sizes costs an analysis of its
+        # strides, once per unused output (a decoder's key/value caches).
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        @torch.compile(backend="aot_eager")
+        def f(x, w):
+            y = x @ w
+            return y.sin(), y.cos(), y * 2
+
+        x = torch.randn(4, 8)
+        w = torch.randn(8, 8, requires_grad=True)
+        we = w.detach().requires_grad_()
+        (x @ we).sin().sum().backward()
+        ran = []
+        dispatch = FakeTensorMode.dispatch
+
+        def spy(mode, func, *args, **kwargs):
+            ran.append(func)
+            return dispatch(mode, func, *args, **kwargs)
+
+        loss = f(x, w)[0].sum()
+        with mock.patch.object(FakeTensorMode, "dispatch", spy):
+            graphs = self._captured_graphs(loss.backward)
+        self.assertEqual(w.grad, we.grad)
+        self.assertEqual(ran.count(torch.ops.aten.zeros.default), 0)
+        prologue = next(n for n in graphs[0].graph.nodes if n.name.endswith("prologue"))
+        self.assertExpectedInline(
+            str(prologue.args[0]), """[getitem_21, zeros, zeros_1]"""
+        )
+        self.assertEqual(
+            [n.target for n in graphs[0].graph.nodes if n.name.startswith("zeros")],
+            [torch.ops.aten.zeros.default] * 2,
+        )
+
+    def test_python_function_reads_zero_grads_of_its_unused_outputs(self):
+        # materialize_grads: the backward of a Python Function gets zeros of
+        # the right size for an output the loss does not use, at every batch
+        # size of one capture (the zeros' sizes are the capture's inputs).
+        class TwoOutputs(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga * 2 + gb * 3 + gb.sum()
+
+        def step(x):
+            a, _ = TwoOutputs.apply(x)
+            (a * a).sum().backward()
+
+        for batch in (3, 5, 7):
+            x = torch.randn(batch, 4, requires_grad=True)
+            xe = x.detach().requires_grad_()
+            step(xe)
+            with compiled_autograd._enable(make_compiler_fn(backend="aot_eager")):
+                step(x)
+            self.assertEqual(x.grad, xe.grad)
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+
     def test_functional_tensor_tangent_passes_through_only_in_compiled_autograd(self):
         # The prologue lets a FunctionalTensor tangent through as is only
         # while the compiled autograd graph is traced (AOTAutograd

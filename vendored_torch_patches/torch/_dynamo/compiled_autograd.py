@@ -6,7 +6,18 @@ import sys
 import traceback
 import types
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple, TYPE_CHECKING, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TYPE_CHECKING,
+    Union,
+)
 
 import torch
 from torch._dynamo.code_context import code_context
@@ -1132,16 +1143,26 @@ class AutogradCompilerInstance:
         backward_idx: int,
         ctx: Optional[torch.autograd.function.BackwardCFunction] = None,
         backward_state_idx: Optional[int] = None,
+        zeros_metadatas: Optional[Sequence[Any]] = None,
     ):
         """Records the backward of a Python autograd.Function (a PyNode)
         without running it: one ``call_backward`` call, or, for the backward
-        of a compiled region, see proxy_call_aot_backward."""
+        of a compiled region, see proxy_call_aot_backward.  Where
+        ``zeros_metadatas[i]`` is (layout, device, dtype, size), grad i is
+        undefined and the backward gets zeros of that metadata, as the
+        engine materializes them (see record_zeros)."""
         assert self.hooks_proxy is not None
         forward_cls = getattr(ctx, "_forward_cls", None)
         if hasattr(forward_cls, "_backward_prologue_functional"):
             return self.proxy_call_aot_backward(
-                inputs, ctx, saved_tensors, backward_state_idx, output_metadatas
+                inputs,
+                ctx,
+                saved_tensors,
+                backward_state_idx,
+                output_metadatas,
+                zeros_metadatas,
             )
+        inputs = self.record_zeros(inputs, zeros_metadatas)
         assert backward_state_idx is None, "only compiled regions have a BackwardState"
         backward_c_function = self.hooks_proxy[backward_idx]  # type: ignore[index]
         proxies = self.record_call(
@@ -1163,8 +1184,47 @@ class AutogradCompilerInstance:
             self.bind_dummies(grad_ins, proxies)
         return tuple(grad_ins)
 
+    def record_zeros(self, grads, zeros_metadatas, traced: bool = False):
+        """``grads`` with the zeros the engine materializes for an undefined
+        grad (PyNode::to_py_args) where ``zeros_metadatas[i]`` is (layout,
+        device, dtype, size): each is one ``aten.zeros`` node of the
+        capture's sizes.  Its value is a dummy, since what reads it is an
+        opaque call (call_backward, an AOT backward's prologue) whose outputs
+        are dummies too; ``traced`` runs ``zeros`` on the fakes instead, for
+        a consumer that is traced.  So a capture makes no fake of symbolic
+        sizes, and no analysis of its strides, for a zero grad."""
+        if zeros_metadatas is None or all(m is None for m in zeros_metadatas):
+            return grads
+        grads = list(grads)
+        for i, metadata in enumerate(zeros_metadatas):
+            if metadata is None:
+                continue
+            layout, device, dtype, size = metadata
+            if traced:
+                grads[i] = torch.ops.aten.zeros.default(
+                    size, dtype=dtype, layout=layout, device=device
+                )
+                continue
+            node = self.fx_tracer.create_node(
+                "call_function",
+                torch.ops.aten.zeros.default,
+                (self._node_arg(list(size)),),
+                {"dtype": dtype, "layout": layout, "device": device},
+                name="zeros",  # as a traced aten.zeros is named
+            )
+            with disable_proxy_modes_tracing():
+                grads[i] = self._dummy(layout, device, dtype, size)
+                self.bind_dummies([grads[i]], [self.fx_tracer.proxy(node)])
+        return grads
+
     def proxy_call_aot_backward(
-        self, grads, ctx, saved_tensors, backward_state_idx, output_metadatas=None
+        self,
+        grads,
+        ctx,
+        saved_tensors,
+        backward_state_idx,
+        output_metadatas=None,
+        zeros_metadatas=None,
     ):
         """The backward of a compiled region (AOTAutograd's CompiledFunction),
         recorded without running it:
@@ -1196,13 +1256,6 @@ class AutogradCompilerInstance:
         self.aot_region_calls[forward_cls._aot_id] = calls + 1
         prefix = f"aot{forward_cls._aot_id}_" + (f"{calls}_" if calls else "")
         prologue = aot_backward_prologue_op(forward_cls)
-        proxy = self.fx_tracer.create_proxy(
-            kind="call_function",
-            target=prologue,
-            args=(self.to_proxy(grads), self.to_proxy(saved_tensors)),
-            kwargs={},
-            name=f"{prefix}backward_prologue",
-        )
         symints = ctx._get_compiled_autograd_symints()
         placeholders = bw_module.graph.find_nodes(op="placeholder")[len(symints) :]
         if backward_state_idx is not None:
@@ -1210,8 +1263,18 @@ class AutogradCompilerInstance:
         with disable_proxy_modes_tracing():
             memo = self._aot_symint_memo(bw_module, symints)
             args = [self._dummy_like_aot(n.meta.get("val"), memo) for n in placeholders]
-            if any(a is NotImplemented or a is None for a in args):
-                # no dummy for some input: run the prologue on the fakes
+        # no dummy for some input: the prologue runs on the fakes, zeros too
+        run_prologue = any(a is NotImplemented or a is None for a in args)
+        grads = self.record_zeros(grads, zeros_metadatas, traced=run_prologue)
+        proxy = self.fx_tracer.create_proxy(
+            kind="call_function",
+            target=prologue,
+            args=(self.to_proxy(grads), self.to_proxy(saved_tensors)),
+            kwargs={},
+            name=f"{prefix}backward_prologue",
+        )
+        with disable_proxy_modes_tracing():
+            if run_prologue:
                 args = list(prologue(grads, saved_tensors))
             inputs = grads + saved_tensors
             for i, (x, node) in enumerate(zip(args, placeholders)):

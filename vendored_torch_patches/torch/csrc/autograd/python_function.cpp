@@ -190,8 +190,47 @@ auto PyNode::defer_to_dynamo(
   at::OptionalDeviceGuard _device_guard;
   THPFunction* py_fn = (THPFunction*)obj;
 
-  // Massage a C++ variable_list into a Python arguments tuple
-  THPObjectPtr pyInputs(to_py_args(inputs, &_device_guard));
+  // Massage a C++ variable_list into a Python arguments tuple, as to_py_args
+  // does, except that an undefined grad it would materialize as zeros of a
+  // known size is passed as None, with those zeros' metadata: the capture
+  // records the zeros (proxy_call_backward) rather than running zeros_symint
+  // on fakes of its symbolic sizes, whose stride analysis is most of the cost
+  // of a compiled region's unused outputs.
+  const auto num_inputs = inputs.size();
+  THPObjectPtr pyInputs(PyTuple_New(static_cast<Py_ssize_t>(num_inputs)));
+  THPObjectPtr zerosMetadatas(PyTuple_New(static_cast<Py_ssize_t>(num_inputs)));
+  if (!pyInputs || !zerosMetadatas)
+    throw_python_error();
+  for (const auto i : c10::irange(num_inputs)) {
+    const auto& info = py_fn->output_info[i];
+    const bool materialize = !inputs[i].defined() && py_fn->materialize_grads &&
+        !(input_metadata(i).was_default_constructed() &&
+          !py_fn->materialize_non_diff_grads);
+    PyObject* input = nullptr;
+    if (materialize && !info.is_empty && !info.the_var.has_value()) {
+      // (layout, device, dtype, size), as the forward input metadata below
+      THPObjectPtr layout(autograd::utils::wrap(info.layout));
+      THPObjectPtr device(THPDevice_New(info.device));
+      THPObjectPtr dtype(autograd::utils::wrap(info.scalar_type));
+      THPObjectPtr size(to_py_size(info.size));
+      if (!layout || !device || !dtype || !size)
+        throw_python_error();
+      PyObject* zeros_metadata =
+          PyTuple_Pack(4, layout.get(), device.get(), dtype.get(), size.get());
+      if (!zeros_metadata)
+        throw_python_error();
+      PyTuple_SET_ITEM(zerosMetadatas.get(), i, zeros_metadata);
+      input = THPVariable_Wrap(at::Tensor()); // None
+    } else {
+      Py_INCREF(Py_None);
+      PyTuple_SET_ITEM(zerosMetadatas.get(), i, Py_None);
+      input = materialize ? THPVariable_Wrap(info.zeros(_device_guard))
+                          : THPVariable_Wrap(inputs[i]);
+    }
+    if (!input)
+      throw_python_error();
+    PyTuple_SET_ITEM(pyInputs.get(), i, input);
+  }
 
   const auto& is_variable_input = py_fn->is_variable_input;
   const auto& input_infos = py_fn->input_info;
@@ -250,13 +289,14 @@ auto PyNode::defer_to_dynamo(
   THPObjectPtr r(PyObject_CallMethod(
       *compiler,
       "proxy_call_backward",
-      "OOOiOO",
+      "OOOiOOO",
       pyInputs.get(),
       fwdInputMetadatas.get(),
       saved_tensors.get(),
       *_backward_idx,
       obj,
-      backward_state_idx.get()));
+      backward_state_idx.get(),
+      zerosMetadatas.get()));
 
   if (!r)
     throw_python_error();
