@@ -995,7 +995,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--modes", nargs="+", default=["accuracy"], choices=MODELS_MODES,
                    help="the harness's --accuracy or --performance; sizes: CA captures and Dynamo graphs over "
                         "batch sizes 2, 3, 4 (and a shorter sequence for HF) in one process; sizes-dynamic: the same "
-                        "with the harness's --dynamic-shapes (default: %(default)s)")
+                        "with the harness's --dynamic-shapes; capture: the time of compiled autograd's capture of "
+                        "the backward, first in the process and repeated (default: %(default)s)")
     m.add_argument("--sides", nargs="+", default=None, choices=MODELS_SIDES,
                    help="default: all (stock 2.7 where its venv exists: tools/requirements/torch27-venv.txt)")
     m.add_argument("--timeout", type=float, default=1800, help="seconds per harness run (default: %(default)s)")

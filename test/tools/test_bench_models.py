@@ -238,6 +238,48 @@ def test_each_mode_gets_its_own_section_and_outcomes_saved_before_modes_load_as_
     assert report.index("### Accuracy") < report.index("### Performance") and "### Sizes" not in report
 
 
+def _cap(step, seconds, error=None):
+    return {"step": step, "error": error, "capture_s": None if error else seconds, "ca_captures": step + 1}
+
+
+def test_capture_mode_gives_the_driver_its_steps_at_the_model_batch_size():
+    argv = bm.harness_argv(STACK, Path("/t"), bm.find_model("DistillGPT2"), "aot_eager", Path("/o.csv"), "capture")
+    assert argv[4:8] == ["--fca-capture", str(bm.CAPTURE_STEPS), "--training", "--performance"]
+    assert argv[argv.index("--batch-size") + 1] == "2"
+
+
+def test_capture_cell_shows_the_first_capture_and_the_median_of_the_repeated_ones():
+    steps = [_cap(0, 0.5), _cap(1, 0.25), _cap(2, 0.21), _cap(3, 0.3)]
+    o = bm.outcome_of(bm.find_model("DistillGPT2"), "aot_eager", STACK, None, "", 0, 9.0, False, "capture", steps)
+    assert (o.verdict, o.captures, o.passed, o.first_capture_s) == ("ok", 4, True, 0.5)
+    assert bm._cell(o) == "first 500 ms; repeated 250 ms (210-300) (4 captures)"
+
+
+def test_a_failed_capture_step_fails_the_cell():
+    steps = [_cap(0, 0.5), _cap(1, 0, error="RuntimeError: boom")]
+    o = bm.outcome_of(bm.find_model("DistillGPT2"), "aot_eager", STACK, None, "", 0, 9.0, False, "capture", steps)
+    assert o.verdict == "fail: RuntimeError: boom" and not o.passed
+    assert bm._cell(o).endswith("first 500 ms; repeated - (2 captures)")
+
+
+def test_a_capture_above_2_7s_is_named_first_and_repeated_apart():
+    model = bm.find_model("DistillGPT2")
+    outcomes = [bm.Outcome("DistillGPT2", "aot_eager", side, "ok", 3, None, 9.0, mode="capture",
+                           steps=[_cap(0, first), _cap(1, rep), _cap(2, rep)])
+                for side, first, rep in (("stock 2.6", 2.0, 1.0), ("stack", 0.5, 0.2), ("stock 2.7", 0.4, 0.3))]
+    report = bm.render(outcomes, [model], ["aot_eager"], ["stock 2.6", "stack", "stock 2.7"])
+    assert "### Capture" in report
+    assert "- aot_eager: first capture above 2.7's: DistillGPT2 (target: none)" in report
+    assert "- aot_eager: repeated capture (median) above 2.7's: none (target: none)" in report
+    assert "CA captures above stock 2.6's" not in report  # every step captures, on purpose
+
+
+def test_the_driver_refuses_a_capture_without_a_number_of_steps():
+    res = subprocess.run([sys.executable, str(bm.DRIVER), "/x", "timm_models", "--fca-capture", "x"],
+                         capture_output=True, text=True, env={"FCA_SIZES_OUT": "/tmp/x.json"})
+    assert res.returncode == 1 and "--fca-capture needs a number of steps" in res.stderr
+
+
 def test_the_driver_refuses_malformed_sizes_with_their_form():
     res = subprocess.run([sys.executable, str(bm.DRIVER), "/x", "timm_models", "--fca-sizes", "2,x"],
                          capture_output=True, text=True, env={"FCA_SIZES_OUT": "/tmp/x.json"})
@@ -251,17 +293,24 @@ def test_a_file_that_is_not_saved_outcomes_exits_3(tmp_path):
     assert res.returncode == 3 and "not an outcomes.json of bench.py models" in res.stderr
 
 
-def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture(overlay, tmp_path):
-    # The pinned tree's benchmarks/dynamo harness, unchanged, on the stack: a timm convnet with
-    # in-place activations and an HF BERT-class encoder, training, compiled autograd (aot_eager).
+def _models_on_the_stack(tmp_path, *args, timeout=1500):
+    """``bench.py models --sides stack ARGS``, run for real: (its result, its outcomes.json)."""
     import json
 
     out = tmp_path / "models"
     res = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "bench.py"), "models", "--sides", "stack",
-                          "--models", "lcnet_050", "DistilBertForMaskedLM", "--out", str(out), "--timeout", "1200"],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=3000)
+                          *args, "--out", str(out), "--timeout", "1200"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
     assert res.returncode == 0, res.stderr[-3000:]
-    outcomes = {o["model"]: o for o in json.loads((out / "outcomes.json").read_text())}
+    return res, json.loads((out / "outcomes.json").read_text())
+
+
+def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture(overlay, tmp_path):
+    # The pinned tree's benchmarks/dynamo harness, unchanged, on the stack: a timm convnet with
+    # in-place activations and an HF BERT-class encoder, training, compiled autograd (aot_eager).
+    out = tmp_path / "models"
+    res, outcomes = _models_on_the_stack(tmp_path, "--models", "lcnet_050", "DistilBertForMaskedLM", timeout=3000)
+    outcomes = {o["model"]: o for o in outcomes}
     for name in ("lcnet_050", "DistilBertForMaskedLM"):
         o = outcomes[name]
         assert (o["verdict"], o["captures"]) == ("pass", 1), (name, o["verdict"], (out / "stack" / f"{name}-aot_eager" / "harness.log").read_text()[-3000:])
@@ -271,17 +320,21 @@ def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture
 def test_a_new_batch_size_after_the_second_recaptures_nothing_on_the_stack(overlay, tmp_path):
     # The harness's timm convnet, one process, training steps at batch 2, 3 and 4, the forward
     # compiled, the backward under compiled autograd: a third size reuses the second's capture.
-    import json
-
-    out = tmp_path / "models"
-    res = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "bench.py"), "models", "--sides", "stack",
-                          "--models", "lcnet_050", "--modes", "sizes", "--out", str(out), "--timeout", "1200"],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=1500)
-    assert res.returncode == 0, res.stderr[-3000:]
-    (o,) = json.loads((out / "outcomes.json").read_text())
+    _, (o,) = _models_on_the_stack(tmp_path, "--models", "lcnet_050", "--modes", "sizes")
     steps = o["steps"]
     assert o["verdict"] == "ok" and [s["shape"][0] for s in steps] == [2, 3, 4], (o["verdict"], steps)
     assert steps[2]["ca_captures"] == steps[1]["ca_captures"], steps
+
+
+def test_every_backward_of_a_real_model_is_captured_anew_and_timed_on_the_stack(overlay, tmp_path):
+    # The harness's timm convnet, one process, CAPTURE_STEPS training steps, the capture cache
+    # cleared before each after the first: each step captures once more, and its capture is timed.
+    res, (o,) = _models_on_the_stack(tmp_path, "--models", "lcnet_050", "--modes", "capture")
+    steps = o["steps"]
+    assert o["verdict"] == "ok", (o["verdict"], steps)
+    assert [s["ca_captures"] for s in steps] == list(range(1, bm.CAPTURE_STEPS + 1)), steps
+    assert all(0 < s["capture_s"] < 60 for s in steps), steps
+    assert "| lcnet_050 (bs 2) |" in res.stdout and "repeated" in res.stdout
 
 
 def test_packages_installed_from_the_same_pins_in_another_checkout_are_not_installed_again(tmp_path):

@@ -14,7 +14,10 @@ Three modes (:data:`MODES`): ``accuracy`` and ``performance`` are the harness's 
 process (the driver's ``--fca-sizes``) and reports CA captures and compiles and Dynamo graphs
 after each step: what a new batch size or sequence length costs; ``sizes-dynamic`` is the same
 with the harness's ``--dynamic-shapes`` (sizes dynamic from the first compile, as
-``torch.compile(dynamic=True)``), so that no forward recompile forces a new backward.
+``torch.compile(dynamic=True)``), so that no forward recompile forces a new backward;
+``capture`` times compiled autograd's capture of the model's backward (the driver's
+``--fca-capture``): the first in the process, then :data:`CAPTURE_STEPS` - 1 repeated ones, the
+capture cache cleared before each.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -58,12 +62,15 @@ MODELS: tuple[Model, ...] = (
 )
 
 
-MODES = ("accuracy", "performance", "sizes", "sizes-dynamic")
+MODES = ("accuracy", "performance", "sizes", "sizes-dynamic", "capture")
 # sizes mode: three batch sizes past 1 (a size of 1 is specialized by every torch), then, for a
 # model with a sequence dim, the last batch size at its short sequence length
 SIZES_BATCHES = (2, 3, 4)
 # performance mode: the harness's --repeat (eager and compiled timed in turns), small for 2 cores
 PERFORMANCE_REPEAT = 10
+# capture mode: training steps per process, each backward captured anew (the first is the first
+# capture in the process, the rest are repeated captures)
+CAPTURE_STEPS = 6
 
 
 def sizes_of(model: Model) -> list[tuple[int, int | None]]:
@@ -95,7 +102,19 @@ class Outcome:
     # performance: of compile_s, the seconds spent waiting for Inductor's C++ kernel builds (g++), the
     # harness's ``async_compile.wait`` in its compilation metrics
     cpp_wait_s: float | None = None
-    steps: list | None = None  # sizes: per step {batch, seq, shape, error, ca_captures, ca_compiles, dynamo_graphs}
+    # sizes: per step {batch, seq, shape, error, ca_captures, ca_compiles, dynamo_graphs};
+    # capture: per step {step, error, capture_s, ca_captures}
+    steps: list | None = None
+
+    @property
+    def repeated_capture_s(self) -> list[float]:
+        """capture: the repeated captures' seconds (every step but the first)."""
+        return [st["capture_s"] for st in (self.steps or [])[1:] if st.get("capture_s") is not None]
+
+    @property
+    def first_capture_s(self) -> float | None:
+        """capture: the first capture's seconds in its process."""
+        return (self.steps or [{}])[0].get("capture_s")
 
     @property
     def passed(self) -> bool:
@@ -117,6 +136,9 @@ def harness_argv(side: Side, harness_dir: Path, model: Model, backend: str, csv_
         flags = ["--training", "--accuracy"]
     elif mode == "performance":
         flags = ["--training", "--performance", "--repeat", str(PERFORMANCE_REPEAT)]
+    elif mode == "capture":  # the driver's own experiment at the model's batch size
+        head += ["--fca-capture", str(CAPTURE_STEPS)]
+        flags = ["--training", "--performance"]
     else:  # sizes: the driver's own experiment; the harness loads the model at the first size
         steps = sizes_of(model)
         head += ["--fca-sizes", ",".join(f"{b}:{s}" if s else str(b) for b, s in steps)]
@@ -160,7 +182,11 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
         errors = [s["error"] for s in steps if s.get("error")]
         return Outcome(model.name, backend, side.label, f"fail: {errors[0]}" if errors else "ok",
                        steps[-1]["ca_captures"], steps[-1]["ca_compiles"], seconds, log, mode, steps=steps)
-    row = parse_row(csv_text, model.name) if csv_text and not mode.startswith("sizes") else None
+    if mode == "capture" and steps:
+        errors = [s["error"] for s in steps if s.get("error")]
+        return Outcome(model.name, backend, side.label, f"fail: {errors[0]}" if errors else "ok",
+                       steps[-1]["ca_captures"], None, seconds, log, mode, steps=steps)
+    row = parse_row(csv_text, model.name) if csv_text and mode in ("accuracy", "performance") else None
     if row is not None and mode == "performance":
         speedup = _number(row.get("speedup"), float)
         # the harness's <output>_compilation_metrics.csv: Dynamo's compile times, summed, per model
@@ -255,6 +281,13 @@ def _cell(o: Outcome | None) -> str:
         cpp = f" (C++ {o.cpp_wait_s:.0f} s)" if o.cpp_wait_s is not None else ""
         compile_s = f", compile {o.compile_s:.0f} s{cpp}" if o.compile_s is not None else ""
         return f"{o.speedup:.2f}x{compile_s} ({o.captures}/{o.compiles})"
+    if o.mode == "capture" and o.steps:
+        reps = sorted(o.repeated_capture_s)
+        first = f"first {o.first_capture_s * 1000:.0f} ms" if o.first_capture_s is not None else "first -"
+        repeated = (f"repeated {statistics.median(reps) * 1000:.0f} ms ({reps[0] * 1000:.0f}-{reps[-1] * 1000:.0f})"
+                    if reps else "repeated -")
+        cell = f"{first}; {repeated} ({o.captures} captures)"
+        return cell if o.verdict == "ok" else f"{verdict}; {cell}"
     if o.mode.startswith("sizes") and o.steps:
         arrow = " → ".join
         cell = (f"CA captures {arrow(str(s['ca_captures']) for s in o.steps)}; "
@@ -304,6 +337,9 @@ _MODE_TITLES = {
               "with `torch.compile` at its defaults)"),
     "sizes-dynamic": ("### Sizes, dynamic from the start: as above, with the harness's `--dynamic-shapes` (sizes "
                       "dynamic from the first compile, as `torch.compile(dynamic=True)`)"),
+    "capture": (f"### Capture: compiled autograd's capture of the backward, from `backward()` to the compiler (the "
+                f"identity), {CAPTURE_STEPS} training steps in one process, the capture cache cleared before each "
+                "after the first: the first capture in the process; the repeated ones' median (min-max)"),
 }
 
 
@@ -340,7 +376,14 @@ def _render_mode(mode: str, outcomes: Sequence[Outcome], models: Sequence[Model]
         more = [m.name for m in models
                 if (s := by.get((m.name, b, "stock 2.6"))) and (o := by.get((m.name, b, "stack")))
                 and s.captures is not None and o.captures is not None and o.captures > s.captures]
-        lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
+        if mode != "capture":  # there every step is a capture, on purpose
+            lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
+        if mode == "capture" and any(by.get((m.name, b, "stock 2.7")) for m in models):
+            for what, seconds in (("first capture", lambda o: o.first_capture_s),
+                                  ("repeated capture (median)", lambda o: statistics.median(o.repeated_capture_s)
+                                   if o.repeated_capture_s else None)):
+                slower = _above_2_7(models, b, by, seconds)
+                lines.append(f"- {b}: {what} above 2.7's: {', '.join(slower) if slower else 'none'} (target: none)")
         if mode == "performance" and any(by.get((m.name, b, "stock 2.7")) for m in models):
             slower = _above_2_7(models, b, by, lambda o: o.compile_s)
             lines.append(f"- {b}: compile latency above 2.7's: {', '.join(slower) if slower else 'none'} "

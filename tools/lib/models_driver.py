@@ -24,14 +24,24 @@ shapes as the flags say) and the backward runs under compiled autograd with
 ``torch.compile(gm, backend=...)`` at its defaults, as a user writes it.  After each step the
 CA captures and compiles and Dynamo's graph count go, as JSON, to the file ``FCA_SIZES_OUT`` names.
 It counts; the grads are compared with eager's by the harness's accuracy mode, not here.
+
+``--fca-capture N`` (first in the harness args) times compiled autograd's capture instead: N
+training steps (the harness's own ``model_iter_fn``, its forward compiled the harness's way) at the
+harness's ``--batch-size``, the capture cache cleared before each step after the first, so that
+every backward is captured anew.  A step's capture is the time from its ``torch.autograd.backward``
+call to the moment the captured graph reaches the compiler (the identity: nothing after it is
+timed).  The first step's is the first capture in the process.  The steps go, as JSON, to the file
+``FCA_SIZES_OUT`` names.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import runpy
 import sys
+import time
 
 
 def _no_pretrained_weights() -> None:
@@ -136,22 +146,79 @@ def _sizes_experiment(suite_globals: dict, sizes: list[tuple[int, int | None]], 
     return run_one_model
 
 
+def _capture_experiment(repeats: int, out: str):
+    """A ``run_one_model`` for the harness's runner: ``repeats`` training steps, each backward
+    captured anew, its capture timed (see the module doc)."""
+
+    def run_one_model(self, name, model, example_inputs, optimize_ctx, experiment, explain=False, tag=None):
+        import torch
+        from torch._dynamo.utils import counters
+
+        fn = optimize_ctx(self.model_iter_fn)
+        started: list[float] = []
+        reached: list[float] = []
+        backward = torch.autograd.backward
+
+        # Tensor.backward calls it.  Dynamo must not compile it as a frame of its own (the harness's
+        # step runs under Dynamo): that compile would be timed as part of the first capture.
+        @torch._dynamo.disable
+        def timed_backward(*args, **kwargs):
+            started.append(time.perf_counter())
+            return backward(*args, **kwargs)
+
+        def compiler(gm):
+            reached.append(time.perf_counter())
+            return gm
+
+        steps = []
+        torch.autograd.backward = timed_backward
+        try:
+            for i in range(repeats):
+                if i:
+                    torch._C._dynamo.compiled_autograd.clear_cache()
+                gc.collect()  # garbage of earlier steps is not this step's cost
+                started.clear()
+                reached.clear()
+                try:
+                    with self.pick_grad(name, True), torch._dynamo.compiled_autograd._enable(compiler):
+                        fn(model, example_inputs, collect_outputs=False)
+                    error = None if started and reached else "no backward reached the compiler"
+                except Exception as e:  # the step's failure is its result
+                    error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+                steps.append({"step": i, "error": error,
+                              "capture_s": None if error else reached[0] - started[0],
+                              "ca_captures": counters["compiled_autograd"]["captures"]})
+                print(f"fca capture: {json.dumps(steps[-1])}", flush=True)
+        finally:
+            torch.autograd.backward = backward
+        with open(out, "w") as f:
+            json.dump(steps, f)
+        return "ok"
+
+    return run_one_model
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[1] not in ("huggingface", "timm_models"):
         sys.exit("usage: models_driver.py HARNESS_DIR {huggingface,timm_models} [harness args...]")
     harness_dir, suite, rest = argv[0], argv[1], argv[2:]
-    sizes = None
+    sizes = repeats = None
     if rest[:1] == ["--fca-sizes"]:
         if len(rest) < 2 or not os.environ.get("FCA_SIZES_OUT"):
             sys.exit("models_driver: --fca-sizes needs its sizes and FCA_SIZES_OUT (the JSON file to write)")
         sizes, rest = parse_sizes(rest[1]), rest[2:]
+    elif rest[:1] == ["--fca-capture"]:
+        if len(rest) < 2 or not rest[1].isdigit() or int(rest[1]) < 1 or not os.environ.get("FCA_SIZES_OUT"):
+            sys.exit("models_driver: --fca-capture needs a number of steps (1 or more) and FCA_SIZES_OUT "
+                     "(the JSON file to write)")
+        repeats, rest = int(rest[1]), rest[2:]
     if suite == "timm_models":
         _no_pretrained_weights()
     else:
         _no_hub_configs()
     sys.path.insert(0, harness_dir)
     sys.argv = [f"{harness_dir}/{suite}.py", *rest]
-    if sizes is None:
+    if sizes is None and repeats is None:
         runpy.run_path(f"{harness_dir}/{suite}.py", run_name="__main__")
         return
     # the suite as a module (its main not run yet), so that its runner and inputs can be adapted
@@ -159,7 +226,9 @@ def main(argv: list[str]) -> None:
     entry = names["huggingface_main" if suite == "huggingface" else "timm_main"]
     import common  # the harness's own module, as the suite imported it
 
-    common.BenchmarkRunner.run_one_model = _sizes_experiment(entry.__globals__, sizes, os.environ["FCA_SIZES_OUT"])
+    out = os.environ["FCA_SIZES_OUT"]
+    common.BenchmarkRunner.run_one_model = (_sizes_experiment(entry.__globals__, sizes, out) if sizes is not None
+                                            else _capture_experiment(repeats, out))
     entry()
 
 
