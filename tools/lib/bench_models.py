@@ -112,6 +112,12 @@ class Outcome:
         return [st["capture_s"] for st in (self.steps or [])[1:] if st.get("capture_s") is not None]
 
     @property
+    def repeated_capture_median_s(self) -> float | None:
+        """capture: the median of the repeated captures' seconds."""
+        reps = self.repeated_capture_s
+        return statistics.median(reps) if reps else None
+
+    @property
     def first_capture_s(self) -> float | None:
         """capture: the first capture's seconds in its process."""
         return (self.steps or [{}])[0].get("capture_s")
@@ -178,14 +184,10 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
                metrics_csv: str | None = None) -> Outcome:
     """What one harness process said: its CSV row (accuracy, performance), the driver's steps (sizes),
     or how it died."""
-    if mode.startswith("sizes") and steps:
+    if (mode.startswith("sizes") or mode == "capture") and steps:  # the driver's steps (capture: no compiles)
         errors = [s["error"] for s in steps if s.get("error")]
         return Outcome(model.name, backend, side.label, f"fail: {errors[0]}" if errors else "ok",
-                       steps[-1]["ca_captures"], steps[-1]["ca_compiles"], seconds, log, mode, steps=steps)
-    if mode == "capture" and steps:
-        errors = [s["error"] for s in steps if s.get("error")]
-        return Outcome(model.name, backend, side.label, f"fail: {errors[0]}" if errors else "ok",
-                       steps[-1]["ca_captures"], None, seconds, log, mode, steps=steps)
+                       steps[-1]["ca_captures"], steps[-1].get("ca_compiles"), seconds, log, mode, steps=steps)
     row = parse_row(csv_text, model.name) if csv_text and mode in ("accuracy", "performance") else None
     if row is not None and mode == "performance":
         speedup = _number(row.get("speedup"), float)
@@ -284,7 +286,7 @@ def _cell(o: Outcome | None) -> str:
     if o.mode == "capture" and o.steps:
         reps = sorted(o.repeated_capture_s)
         first = f"first {o.first_capture_s * 1000:.0f} ms" if o.first_capture_s is not None else "first -"
-        repeated = (f"repeated {statistics.median(reps) * 1000:.0f} ms ({reps[0] * 1000:.0f}-{reps[-1] * 1000:.0f})"
+        repeated = (f"repeated {o.repeated_capture_median_s * 1000:.0f} ms ({reps[0] * 1000:.0f}-{reps[-1] * 1000:.0f})"
                     if reps else "repeated -")
         cell = f"{first}; {repeated} ({o.captures} captures)"
         return cell if o.verdict == "ok" else f"{verdict}; {cell}"
@@ -380,8 +382,7 @@ def _render_mode(mode: str, outcomes: Sequence[Outcome], models: Sequence[Model]
             lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
         if mode == "capture" and any(by.get((m.name, b, "stock 2.7")) for m in models):
             for what, seconds in (("first capture", lambda o: o.first_capture_s),
-                                  ("repeated capture (median)", lambda o: statistics.median(o.repeated_capture_s)
-                                   if o.repeated_capture_s else None)):
+                                  ("repeated capture (median)", lambda o: o.repeated_capture_median_s)):
                 slower = _above_2_7(models, b, by, seconds)
                 lines.append(f"- {b}: {what} above 2.7's: {', '.join(slower) if slower else 'none'} (target: none)")
         if mode == "performance" and any(by.get((m.name, b, "stock 2.7")) for m in models):

@@ -101,6 +101,11 @@ def _first_shape(inputs) -> list[int]:
     return []
 
 
+def _step_error(e: Exception) -> str:
+    """A failed step's result: the exception's type and first line, at most 200 characters."""
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+
+
 def _sizes_experiment(suite_globals: dict, sizes: list[tuple[int, int | None]], out: str):
     """A ``run_one_model`` for the harness's runner: one training step per size, counts after each."""
     seq_override: list[int | None] = [sizes[0][1]]
@@ -133,7 +138,7 @@ def _sizes_experiment(suite_globals: dict, sizes: list[tuple[int, int | None]], 
                     fn(model, inputs, collect_outputs=False)
                 error = None
             except Exception as e:  # the step's failure is its result; later sizes still run
-                error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+                error = _step_error(e)
             steps.append({"batch": batch, "seq": seq, "shape": _first_shape(inputs), "error": error,
                           "ca_captures": counters["compiled_autograd"]["captures"],
                           "ca_compiles": counters["compiled_autograd"]["compiles"],
@@ -184,7 +189,7 @@ def _capture_experiment(repeats: int, out: str):
                         fn(model, example_inputs, collect_outputs=False)
                     error = None if started and reached else "no backward reached the compiler"
                 except Exception as e:  # the step's failure is its result
-                    error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+                    error = _step_error(e)
                 steps.append({"step": i, "error": error,
                               "capture_s": None if error else reached[0] - started[0],
                               "ca_captures": counters["compiled_autograd"]["captures"]})
