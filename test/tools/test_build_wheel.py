@@ -290,6 +290,19 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
 
 
+def test_runtime_programs_give_eager_results_on_the_wheel(wheel_venv):
+    # examples/runtime_programs.py: what changes between steps (frozen layers, dtype, requires_grad,
+    # train/eval, ctx attributes, needs_input_grad) and the runtime's features (saved-tensor hooks,
+    # materialize_grads, node hooks, DDP, a compiled step that calls backward, ...)
+    lines = program_verdicts(wheel_venv, "runtime_programs.py", 23)
+    # new ctx attribute values are read at run time, not baked into the capture
+    assert lines["ctx_attributes_change_per_step"] == "ok captures=1"
+    # unused outputs and a compiled step over new batch sizes: a capture fewer than stock 2.6 and 2.7
+    assert [lines[name] for name in ("unused_output_materialize_both_ways", "compiled_forward_unused_outputs",
+                                     "compiled_step_calls_backward")] == ["ok captures=2"] * 3
+    assert all(v in ("ok captures=1", "ok captures=2", "ok captures=3") for v in lines.values())
+
+
 def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv):
     # examples/cpp_extension_programs.py: an extension built against the wheel's headers, its C++
     # autograd Functions not traceable: saved non-Tensor data, needs_input_grad, a non-differentiable
