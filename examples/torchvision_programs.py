@@ -6,14 +6,20 @@ against stock torch 2.6.0's headers, and its ``roi_align``, ``roi_pool``,
 programs: a conv backbone with a RoIAlign box head, RoIPool and PSRoIAlign together, a
 deformable convolution whose offsets come from a conv, RoIAlign inside a
 ``torch.compile``d forward, and a Faster R-CNN (MobileNetV3-FPN, random weights, 128-pixel
-images) training step.  Each runs over two batch or image sizes.
+images) training step.  Then three of torchvision's classifiers, random weights, a training
+step each: EfficientNet-B0 and ConvNeXt-T (stochastic depth: a Bernoulli mask made in place
+in the forward) and MobileNetV3-S (in-place hard-swish, squeeze-excitation).
+Each runs over two batch or image sizes.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all five, each in one capture: the capture records each
+0/1.  The patched wheel passes all eight, each in one capture: the capture records each
 such Function's backward as one opaque call that runs the live node.  Stock 2.6.0 fails
-four (all but the compiled forward: "Attempting to trace a potentially unsafe C++ autograd
-function").  Stock 2.7.0 with torchvision 0.22.0 fails the RoIPool one (an internal
-assert on its non-differentiable output) and recaptures at each new size.
+six: four C++-op programs (all but the compiled forward: "Attempting to trace a
+potentially unsafe C++ autograd function"), and it gets EfficientNet-B0's and ConvNeXt-T's
+grads wrong.  Stock 2.7.0 with torchvision 0.22.0 fails the RoIPool one (an internal
+assert on its non-differentiable output) and EfficientNet-B0 (an internal assert,
+``!has_symbolic_sizes_strides_``, at the second size), and recaptures at each new size.  The stack's compile at the second size costs more than
+stock's (design.md, known limits).
 
     python examples/torchvision_programs.py [aot_eager|inductor]
 """
@@ -23,7 +29,7 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
-from torchvision import ops
+from torchvision import models, ops
 from torchvision.models.detection import fasterrcnn_mobilenet_v3_large_fpn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -100,7 +106,26 @@ def faster_rcnn_step(flag):
     return out
 
 
-PROGRAMS = [roi_align_box_head, roi_pool_and_ps_roi_align, deformable_conv, compiled_roi_align, faster_rcnn_step]
+def classifier(name):
+    """A training step of torchvision's ``name`` (random weights, 5 classes) at batch 4 on 64-pixel
+    images, then batch 6 on 96-pixel ones, the grads cleared between them."""
+    def program(flag):
+        torch.manual_seed(0)
+        model = getattr(models, name)(num_classes=5).train()
+        out = []
+        for bs, size in ((4, 64), (6, 96)):
+            model.zero_grad(set_to_none=True)
+            torch.manual_seed(bs); x = torch.randn(bs, 3, size, size)
+            with ca(flag): nn.functional.cross_entropy(model(x), torch.arange(bs) % 5).backward()
+            out += grads(model)
+        return out
+
+    program.__name__ = name
+    return program
+
+
+PROGRAMS = [roi_align_box_head, roi_pool_and_ps_roi_align, deformable_conv, compiled_roi_align, faster_rcnn_step,
+            *map(classifier, ("efficientnet_b0", "convnext_tiny", "mobilenet_v3_small"))]
 
 if __name__ == "__main__":
     sys.exit(report(PROGRAMS, "programs"))

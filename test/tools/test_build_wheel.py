@@ -324,14 +324,15 @@ def pinned(requirements: str, name: str) -> str:
 def test_torchvision_programs_give_eager_grads_with_one_capture_on_the_wheel(wheel_venv):
     # examples/torchvision_programs.py: torchvision from PyPI, built against stock 2.6.0's headers: the
     # backwards of roi_align, roi_pool, ps_roi_align and deform_conv2d are C++ autograd Functions whose
-    # compiled_args (stock's, inlined into torchvision) raises; each runs eagerly in the graph instead
+    # compiled_args (stock's, inlined into torchvision) raises; each runs eagerly in the graph instead.
+    # Then three classifiers, two of them with stochastic depth (stock 2.6 gets their grads wrong)
     version = bench_models.TORCHVISION["2.6"]
     target = paths.cache_dir() / "examples" / f"torchvision-{version}"
     # with what it needs that the wheel does not, at the pins the repo already has
     needs = [pinned("torch-venv.txt", "numpy"), pinned("models.txt", "pillow")]
     bench_models.pip_target(wheel_venv / "bin" / "python", target, [f"torchvision=={version}", *needs],
                             f"torchvision {version} for examples/torchvision_programs.py")
-    lines = program_verdicts(wheel_venv, "torchvision_programs.py", 5, env=clean_env(PYTHONPATH=str(target)))
+    lines = program_verdicts(wheel_venv, "torchvision_programs.py", 8, env=clean_env(PYTHONPATH=str(target)))
     assert set(lines.values()) == {"ok captures=1"}
 
 
