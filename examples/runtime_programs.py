@@ -29,7 +29,10 @@ three for the compiled forward: theirs specialize on the batch size) and for the
 compiled training step.  What fails on all three sides is not here: anomaly mode and
 ``create_graph`` (refused by compiled autograd), jagged nested tensors ("NestedTensor
 not implemented"), a sparse COO input (Dynamo's automatic-dynamic code reads its
-strides), and ``backward()`` from two threads at once.
+strides), and ``backward()`` from two threads at once.  With ``inductor`` the first
+nineteen pass on the stack; ``norm_layers`` then aborts the process (glibc's
+``free(): invalid next size``) on stock 2.6.0 and 2.7.0 too, while each of its norm
+layers alone passes.
 
     python examples/runtime_programs.py [aot_eager|inductor]
 """
