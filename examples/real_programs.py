@@ -57,6 +57,14 @@ def ca(flag):
         return contextlib.nullcontext()
     return torch._dynamo.compiled_autograd._enable(torch.compile(backend=BACKEND))
 
+def one_gloo_rank():
+    """The default process group: gloo, rank 0 of 1, on an in-process store (no port, no peers)."""
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+
+
 def grads(model, extra=()):
     return [p.grad.clone() if p.grad is not None else None for p in model.parameters()] + list(extra)
 
@@ -252,12 +260,10 @@ def two_tensor_compiled_forward(flag):
 
 def tensor_parallel(flag):
     # DTensor parameters (column- then row-wise sharded Linears) on one gloo rank
-    import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
-    if not dist.is_initialized():  # an in-process store: no port, no peers
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    one_gloo_rank()
     mesh = init_device_mesh("cpu", (1,))
     torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
     m = parallelize_module(m, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()}); out = []

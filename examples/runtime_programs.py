@@ -44,7 +44,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_programs import ca, grads, report  # noqa: E402
+from real_programs import ca, grads, one_gloo_rank, report  # noqa: E402
 
 
 def mlp():
@@ -255,11 +255,9 @@ def compiled_step_calls_backward(flag):
 
 
 def ddp_one_rank(flag):
-    import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    if not dist.is_initialized():  # an in-process store: no port, no peers
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    one_gloo_rank()
     m = DistributedDataParallel(mlp())
     with ca(flag):
         for bs in (4, 6):

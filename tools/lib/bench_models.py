@@ -380,7 +380,7 @@ def _render_mode(mode: str, outcomes: Sequence[Outcome], models: Sequence[Model]
                 and s.captures is not None and o.captures is not None and o.captures > s.captures]
         if mode != "capture":  # there every step is a capture, on purpose
             lines.append(f"- {b}: CA captures above stock 2.6's: {', '.join(more) if more else 'none'}")
-        if mode == "capture" and any(by.get((m.name, b, "stock 2.7")) for m in models):
+        elif any(by.get((m.name, b, "stock 2.7")) for m in models):
             for what, seconds in (("first capture", lambda o: o.first_capture_s),
                                   ("repeated capture (median)", lambda o: o.repeated_capture_median_s)):
                 slower = _above_2_7(models, b, by, seconds)
