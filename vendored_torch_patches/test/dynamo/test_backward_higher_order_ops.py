@@ -134,17 +134,15 @@ class _multiply_invoke(torch.nn.Module):
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)"):
+    def forward(self, L_inputs_ : list):
         l_inputs_ = L_inputs_
-        l_sizes_1_ = L_sizes_1_
-        l_sizes_2_ = L_sizes_2_
 
         getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
 
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
         getitem_6: "f32[s0]" = add_backward0[0]
         getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [l_sizes_1_], False), (torch.strided, device(type='cpu'), torch.float32, [l_sizes_2_], False)], 'AddBackward0');  getitem_6 = getitem_7 = l_sizes_1_ = l_sizes_2_ = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [-1], False), (torch.strided, device(type='cpu'), torch.float32, [-1], False)], 'AddBackward0');  getitem_6 = getitem_7 = None
         getitem_8: "f32[s0]" = validate_outputs[0]
         getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
 
@@ -241,10 +239,8 @@ class GraphModule(torch.nn.Module):
                     actual,
                     """\
 class GraphModule(torch.nn.Module):
-    def forward(self, L_inputs_ : list, L_sizes_1_: "Sym(s0)", L_sizes_2_: "Sym(s0)", L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s6)"):
+    def forward(self, L_inputs_ : list, L_hooks_0_keywords_fn_keywords_obj_counter: "Sym(s6)"):
         l_inputs_ = L_inputs_
-        l_sizes_1_ = L_sizes_1_
-        l_sizes_2_ = L_sizes_2_
         l_hooks_0_keywords_fn_keywords_obj_counter = L_hooks_0_keywords_fn_keywords_obj_counter
 
         getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
@@ -252,7 +248,7 @@ class GraphModule(torch.nn.Module):
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
         getitem_6: "f32[s0]" = add_backward0[0]
         getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [l_sizes_1_], False), (torch.strided, device(type='cpu'), torch.float32, [l_sizes_2_], False)], 'AddBackward0');  getitem_6 = getitem_7 = l_sizes_1_ = l_sizes_2_ = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [-1], False), (torch.strided, device(type='cpu'), torch.float32, [-1], False)], 'AddBackward0');  getitem_6 = getitem_7 = None
         getitem_8: "f32[s0]" = validate_outputs[0]
         getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
 

@@ -5057,6 +5057,59 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=True, backend="aot_eager"),
         )
 
+    def test_dynamic_compile_of_the_graph_reads_no_size_to_validate_a_formula_grad(
+        self,
+    ):
+        # x.sin().cos() over batches 4, 6: each formula (SinBackward0,
+        # CosBackward0) computes its grad with its input's sizes, and
+        # validate_outputs is only told that the dynamic batch is not 1, so
+        # the graph Dynamo compiles at batch 6 has no size input (it had one
+        # per validated grad, each then found equal to the grad's batch)
+        size_inputs = []
+
+        def backend(gm, example_inputs):
+            size_inputs.append(
+                [
+                    n.name
+                    for n in gm.graph.find_nodes(op="placeholder")
+                    if isinstance(n.meta.get("example_value"), torch.SymInt)
+                ]
+            )
+            return aot_eager(gm, example_inputs)
+
+        def fn():
+            for batch in [4, 6]:
+                x = torch.randn(batch, 3, requires_grad=True)
+                y = x.sin().cos()
+                y.backward(torch.ones_like(y))
+                yield x.grad
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[1, 0],
+            compiler_fn=lambda gm: torch.compile(gm, backend=backend, fullgraph=True),
+        )
+        self.assertEqual(size_inputs, [[], []])
+
+    def test_dynamic_capture_broadcast_dim_becoming_one_recaptures(self):
+        # b's rows are x's at batches 4 and 6 (dynamic, not 1), then 1 (b is
+        # broadcast, and validate_outputs sums AddBackward0's grad over x's
+        # rows): the capture guarded that b's rows are not 1, so the third
+        # step recaptures and b.grad is summed, as eager's
+        def fn():
+            for rows, b_rows in [(4, 4), (6, 6), (6, 1)]:
+                x = torch.randn(rows, 3, requires_grad=True)
+                b = torch.randn(b_rows, 3, requires_grad=True)
+                (x * 2 + b).sin().sum().backward()
+                yield x.grad
+                yield b.grad
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[2, 3],
+            compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
+        )
+
     # (mode, spatial dims, interpolate kwargs): every upsample backward op
     _UPSAMPLE_MODES = [
         ("nearest", 1, {}),

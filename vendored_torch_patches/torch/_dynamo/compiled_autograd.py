@@ -1452,6 +1452,33 @@ class AutogradCompilerInstance:
                 copy[node].meta["val"] = out
         return torch.fx.node.map_arg(output[0].args[0], val.__getitem__)
 
+    def grad_sized_metadata(self, grads, metadata) -> None:
+        """[compiled autograd] Rewrites ops.validate_outputs' metadata of a
+        generated node's grads (see proxy_validate_outputs), before its
+        proxy_call_function: each symbolic size of a
+        defined grad's that is not 1 becomes -1 (the grad's own size there),
+        guarded (``sizes[i] != 1``; a size with no symbol yet makes none, see
+        _LazySizeNode).  A size that is 1 stays, read by the graph, so that a
+        capture at size 1 serves other sizes too."""
+        for grad, m in zip(grads, metadata):
+            if grad is None or m is None:
+                continue
+            sizes = m[3]
+            for d, size in enumerate(sizes):
+                if type(size) is not torch.SymInt:
+                    continue
+                node = size.node
+                if isinstance(node, _LazySizeNode) and node.lazy:
+                    if node._lazy_val == 1:
+                        continue
+                    # as node.ne(1) would record it, without the SymBool
+                    self.size_compares.append((node._lazy_idx, 1, False))
+                else:
+                    if node.hint is None or node.hint == 1:
+                        continue
+                    torch._check(size != 1)
+                sizes[d] = -1
+
     def bind_function(self, fn_name, fn, traceable=True):
         """Called from C++ the first time a node type is captured."""
         return ops.add(fn_name, fn, traceable)

@@ -615,17 +615,27 @@ static at::TypePtr input_metadata_type() {
   return type;
 }
 
+// A size of ops.validate_outputs' metadata that stands for the grad's own
+// size at that dim (counted from the last, as broadcasting aligns them).
+// See proxy_validate_outputs.  Sizes are never negative.
+constexpr int64_t kGradSized = -1;
+
 static c10::IValue pack_input_metadata(const InputMetadata& m) {
   TORCH_CHECK(!m.is_nested_tensor(), "NestedTensor not implemented");
+  std::vector<c10::SymInt> sizes = m.shape_as_dim_vector().vec();
   return c10::ivalue::Tuple::create(
       c10::IValue(m.layout()),
       c10::IValue(m.device()),
       c10::IValue(c10::typeMetaToScalarType(m.dtype())),
-      c10::IValue(m.shape_as_dim_vector().vec()),
+      c10::IValue(std::move(sizes)),
       c10::IValue(m.is_tensor_subclass()));
 }
 
-static InputMetadata unpack_input_metadata(const c10::IValue& iv) {
+// grad: the grad this metadata validates, whose sizes fill in the
+// kGradSized ones (undefined: there are none, see pack_input_metadata).
+static InputMetadata unpack_input_metadata(
+    const c10::IValue& iv,
+    const at::Tensor& grad = at::Tensor()) {
   const auto& e = iv.toTupleRef().elements();
   TORCH_INTERNAL_ASSERT(e.size() == 5);
   auto options = at::TensorOptions()
@@ -633,6 +643,22 @@ static InputMetadata unpack_input_metadata(const c10::IValue& iv) {
                      .device(e[1].toDevice())
                      .dtype(e[2].toScalarType());
   auto sizes = e[3].toSymIntVector();
+  // an undefined grad is not validated: its metadata is not read
+  const int64_t offset =
+      grad.defined() ? grad.dim() - static_cast<int64_t>(sizes.size()) : 0;
+  for (const auto d : c10::irange(grad.defined() ? sizes.size() : 0)) {
+    const auto& size = sizes[d];
+    if (size.is_symbolic() || size.as_int_unchecked() != kGradSized) {
+      continue;
+    }
+    TORCH_CHECK(
+        offset >= 0,
+        "[Compiled Autograd] a grad of ",
+        grad.dim(),
+        " dims for an input of ",
+        sizes.size());
+    sizes[d] = grad.sym_size(static_cast<int64_t>(d) + offset);
+  }
   return InputMetadata(
       options,
       MetadataShape(SymIntSmallVec(sizes.begin(), sizes.end())),
@@ -730,6 +756,19 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
       const ivalue_list& packed,
       const std::vector<std::optional<InputMetadata>>& output_metadata)
       const override {
+    return proxy_call(py_compiler, fn_name, grads, packed, output_metadata);
+  }
+
+  // grad_sized: packed[0] is ops.validate_outputs' metadata of a generated
+  // node's grads, which grad_sized_metadata rewrites in place first (see
+  // proxy_validate_outputs)
+  static variable_list proxy_call(
+      PyObject* py_compiler,
+      const std::string& fn_name,
+      const variable_list& grads,
+      const ivalue_list& packed,
+      const std::vector<std::optional<InputMetadata>>& output_metadata,
+      bool grad_sized = false) {
     const auto& schema = bound().at(fn_name);
     TORCH_INTERNAL_ASSERT(schema.size() == packed.size());
     ++proxied_call_count;
@@ -740,6 +779,14 @@ struct PyCompilerInterfaceImpl : public PyCompilerInterface {
     py::object pygrads =
         py::reinterpret_steal<py::object>(THPVariable_WrapList(grads));
     py::object pymeta = output_metadata_to_py(output_metadata);
+    if (grad_sized) {
+      THPObjectPtr ignored(check(PyObject_CallMethod(
+          py_compiler,
+          "grad_sized_metadata",
+          "OO",
+          pygrads.ptr(),
+          py::object(pyargs[0]).ptr())));
+    }
     THPObjectPtr pyresult(check(PyObject_CallMethod(
         py_compiler,
         "proxy_call_function",
@@ -771,12 +818,15 @@ static variable_list validate_outputs_functional(
     const variable_list& grads,
     const ivalue_list& packed) {
   TORCH_INTERNAL_ASSERT(packed.size() == 2);
+  const auto& packed_metadata = packed[0].toListRef();
+  TORCH_INTERNAL_ASSERT(packed_metadata.size() == grads.size());
   std::vector<std::optional<InputMetadata>> metadata;
-  for (const c10::IValue& m : packed[0].toListRef()) {
+  for (const auto i : c10::irange(grads.size())) {
+    const c10::IValue& m = packed_metadata[i];
     if (m.isNone()) {
       metadata.emplace_back();
     } else {
-      metadata.emplace_back(unpack_input_metadata(m));
+      metadata.emplace_back(unpack_input_metadata(m, grads[i]));
     }
   }
   const std::string& node_name = packed[1].toStringRef();
@@ -802,6 +852,17 @@ static variable_list proxy_validate_outputs(
       edges.size(),
       ", but got ",
       outputs.size());
+  // A generated node's formula computes each grad with its input's sizes
+  // (derivatives.yaml), except where the input was broadcast: that grad has
+  // the broadcast sizes and validate_outputs sums it to the input's, at
+  // the dims where the input's size is 1 (or that it lacks).  So of a size
+  // that is not 1 the op only needs to know that (guarded at cache lookup,
+  // see grad_sized_metadata): given as kGradSized, it is no graph input,
+  // and Dynamo makes no symbol for it to find equal to the grad's own, a
+  // guard and a replacement each.  A custom Function's backward (PyNode,
+  // CppNode) or an eager node can return any sizes, and keeps the full
+  // check.
+  const bool grad_sized = dynamic_cast<const TraceableFunction*>(&node);
   bool any_defined = false;
   c10::impl::GenericList metadata(
       at::OptionalType::create(input_metadata_type()));
@@ -838,12 +899,13 @@ static variable_list proxy_validate_outputs(
       &validate_outputs_functional,
       schema,
       /*traceable=*/true);
-  return iface->call_function(
+  return PyCompilerInterfaceImpl::proxy_call(
       py_compiler,
       "validate_outputs",
       outputs,
       {c10::IValue(metadata), c10::IValue(node.name())},
-      result_metadata);
+      result_metadata,
+      grad_sized);
 }
 
 // The stream ops.accumulate_grads adds on: the current stream of the grad's
