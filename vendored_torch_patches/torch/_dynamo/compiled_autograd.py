@@ -424,17 +424,24 @@ class _LazySizeNode(SymNode):
     def maybe_as_int(self):
         return None if self.lazy else super().maybe_as_int()
 
+    def compare_to_constant(self, c: int) -> bool:
+        """Whether this lazy size equals ``c``, kept as a guard on the size
+        (``owner.size_compares``); found equal, it is ``c`` from then on
+        (the symbol would have been replaced)."""
+        equal = self._lazy_val == c
+        self._lazy_owner.size_compares.append((self._lazy_idx, c, equal))
+        if equal:
+            del self.__dict__["_lazy_owner"]
+            self.__dict__.update(SymNode.wrap_int(self, c).__dict__)
+        return equal
+
     def _constant_compare(self, other, equal_is: bool):
         # the answer to ``self == other`` (equal_is=True) or ``self != other``
         # as a constant SymBool node, if other is a constant; else None
         c = other.maybe_as_int() if type(other) is SymNode else None
         if c is None or not self.lazy:
             return None
-        equal = self._lazy_val == c
-        self._lazy_owner.size_compares.append((self._lazy_idx, c, equal))
-        if equal:  # a constant from now on (the symbol would have been replaced)
-            del self.__dict__["_lazy_owner"]
-            self.__dict__.update(SymNode.wrap_int(self, c).__dict__)
+        equal = self.compare_to_constant(c)
         return SymNode.wrap_bool(self, equal is equal_is)  # shape_env is set
 
     def eq(self, other):
@@ -1454,12 +1461,12 @@ class AutogradCompilerInstance:
 
     def grad_sized_metadata(self, grads, metadata) -> None:
         """[compiled autograd] Rewrites ops.validate_outputs' metadata of a
-        generated node's grads (see proxy_validate_outputs), before its
-        proxy_call_function: each symbolic size of a
-        defined grad's that is not 1 becomes -1 (the grad's own size there),
-        guarded (``sizes[i] != 1``; a size with no symbol yet makes none, see
-        _LazySizeNode).  A size that is 1 stays, read by the graph, so that a
-        capture at size 1 serves other sizes too."""
+        generated node's grads before its proxy_call_function (see
+        proxy_validate_outputs): each symbolic size of a defined grad's
+        metadata that is not 1 becomes -1 (the grad's own size there),
+        guarded ``!= 1`` (a size with no symbol yet makes none, see
+        _LazySizeNode).  A size that is 1 stays, read by the graph, so that
+        a capture at size 1 serves other sizes too."""
         for grad, m in zip(grads, metadata):
             if grad is None or m is None:
                 continue
@@ -1469,13 +1476,12 @@ class AutogradCompilerInstance:
                     continue
                 node = size.node
                 if isinstance(node, _LazySizeNode) and node.lazy:
-                    if node._lazy_val == 1:
+                    # its value is known: 1 stays (no guard), else guarded
+                    if node._lazy_val == 1 or node.compare_to_constant(1):
                         continue
-                    # as node.ne(1) would record it, without the SymBool
-                    self.size_compares.append((node._lazy_idx, 1, False))
+                elif node.hint is None or node.hint == 1:
+                    continue
                 else:
-                    if node.hint is None or node.hint == 1:
-                        continue
                     torch._check(size != 1)
                 sizes[d] = -1
 

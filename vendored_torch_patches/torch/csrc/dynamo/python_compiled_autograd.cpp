@@ -622,12 +622,11 @@ constexpr int64_t kGradSized = -1;
 
 static c10::IValue pack_input_metadata(const InputMetadata& m) {
   TORCH_CHECK(!m.is_nested_tensor(), "NestedTensor not implemented");
-  std::vector<c10::SymInt> sizes = m.shape_as_dim_vector().vec();
   return c10::ivalue::Tuple::create(
       c10::IValue(m.layout()),
       c10::IValue(m.device()),
       c10::IValue(c10::typeMetaToScalarType(m.dtype())),
-      c10::IValue(std::move(sizes)),
+      c10::IValue(m.shape_as_dim_vector().vec()),
       c10::IValue(m.is_tensor_subclass()));
 }
 
