@@ -5057,6 +5057,28 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=True, backend="aot_eager"),
         )
 
+    def _size_inputs_of_compiled_graphs(self, fn, of=lambda n: n.name):
+        # of(input) for the SymInt inputs of each graph Dynamo compiles, over
+        # fn's backwards (one capture, no recompile of the capture)
+        size_inputs = []
+
+        def backend(gm, example_inputs):
+            size_inputs.append(
+                [
+                    of(n)
+                    for n in gm.graph.find_nodes(op="placeholder")
+                    if isinstance(n.meta.get("example_value"), torch.SymInt)
+                ]
+            )
+            return aot_eager(gm, example_inputs)
+
+        self.check_output_and_recompiles(
+            fn,
+            count=[1, 0],
+            compiler_fn=lambda gm: torch.compile(gm, backend=backend, fullgraph=True),
+        )
+        return size_inputs
+
     def test_dynamic_compile_of_the_graph_reads_no_size_to_validate_a_formula_grad(
         self,
     ):
@@ -5065,18 +5087,6 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         # validate_outputs is only told that the dynamic batch is not 1, so
         # the graph Dynamo compiles at batch 6 has no size input (it had one
         # per validated grad, each then found equal to the grad's batch)
-        size_inputs = []
-
-        def backend(gm, example_inputs):
-            size_inputs.append(
-                [
-                    n.name
-                    for n in gm.graph.find_nodes(op="placeholder")
-                    if isinstance(n.meta.get("example_value"), torch.SymInt)
-                ]
-            )
-            return aot_eager(gm, example_inputs)
-
         def fn():
             for batch in [4, 6]:
                 x = torch.randn(batch, 3, requires_grad=True)
@@ -5084,12 +5094,70 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
                 y.backward(torch.ones_like(y))
                 yield x.grad
 
+        self.assertEqual(self._size_inputs_of_compiled_graphs(fn), [[], []])
+
+    def test_dynamic_compile_of_the_graph_reads_no_size_to_validate_a_view_grad(
+        self,
+    ):
+        # a view's backward is generated as well (TBackward0,
+        # TransposeBackward0: plain Nodes, not TraceableFunctions) and its
+        # grad has its input's sizes: no size input either
+        def fn():
+            for batch in [4, 6]:
+                x = torch.randn(batch, 3, requires_grad=True)
+                y = x.t().sin().transpose(0, 1).cos()
+                y.backward(torch.ones_like(y))
+                yield x.grad
+
+        self.assertEqual(self._size_inputs_of_compiled_graphs(fn), [[], []])
+
+    def test_dynamic_recompile_duck_sizes_the_size_inputs_that_changed(self):
+        # each ViewBackward0 lifts the batch it saved: at the recompile for
+        # batch 6 those size inputs are one symbol (duck sized), not one
+        # symbol each that the views' reshapes then found equal
+        def fn():
+            for batch in [4, 6]:
+                x = torch.randn(batch, 6, requires_grad=True)
+                y = x.view(batch, 2, 3).sin().view(batch, 6).cos().view(batch, 3, 2)
+                y.backward(torch.ones_like(y))
+                yield x.grad
+
+        symbols = self._size_inputs_of_compiled_graphs(
+            fn, of=lambda n: n.meta["example_value"].node._expr
+        )
+        self.assertEqual(len(symbols), 2)
+        self.assertEqual(symbols[0], [])
+        self.assertGreaterEqual(len(symbols[1]), 3)
+        self.assertEqual(len(set(symbols[1])), 1)
+
+    def test_dynamic_recompile_duck_tie_that_breaks_recompiles_the_graph(self):
+        # a's rows and b's, unrelated, change at each step: the third step
+        # (6, 6) compiles the graph with the rows that changed as symbols,
+        # and duck sizing ties the views' saved rows, equal then, with a
+        # guard; at (7, 8) the guard fails and Dynamo compiles the graph
+        # again (the capture is reused, 4 compiles in all; 3 without the
+        # tie): eager's grads at every size
+        compiles = []
+
+        def backend(gm, example_inputs):
+            compiles.append(gm)
+            return aot_eager(gm, example_inputs)
+
+        def fn():
+            for a_rows, b_rows in [(2, 3), (4, 5), (6, 6), (7, 8)]:
+                a = torch.randn(a_rows, 6, requires_grad=True)
+                b = torch.randn(b_rows, 6, requires_grad=True)
+                y = a.view(a_rows, 2, 3).sin().sum() + b.view(b_rows, 3, 2).cos().sum()
+                y.backward()
+                yield a.grad
+                yield b.grad
+
         self.check_output_and_recompiles(
             fn,
             count=[1, 0],
             compiler_fn=lambda gm: torch.compile(gm, backend=backend, fullgraph=True),
         )
-        self.assertEqual(size_inputs, [[], []])
+        self.assertEqual(len(compiles), 4)
 
     def test_dynamic_capture_broadcast_dim_becoming_one_recaptures(self):
         # b's rows are x's at batches 4 and 6 (dynamic, not 1), then 1 (b is

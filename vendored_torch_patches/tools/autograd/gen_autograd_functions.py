@@ -127,6 +127,7 @@ variable_list ${op}::apply(variable_list&& grads) {
 }
 
 void ${op}::compiled_args(CompiledNodeArgs& args) {
+    args.grads_sized_by_formula();
     ${compiled_args}
 }
 variable_list ${op}::apply_with_saved(const variable_list& grads, SwapSavedVariables& saved) {

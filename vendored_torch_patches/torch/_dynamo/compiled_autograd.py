@@ -2230,8 +2230,29 @@ in_compiled_autograd_region = False
 
 # [compiled autograd] whether the graph running is a dynamic capture's: its
 # sizes are inputs, and Dynamo compiles it without duck sizing (see
-# OutputGraph's ShapeEnv)
+# OutputGraph's ShapeEnv), except for the sizes that automatic dynamic makes
+# symbols (see duck_sizes_changed_size_input)
 in_dynamic_compiled_autograd_graph = False
+
+
+def duck_sizes_changed_size_input(source) -> bool:
+    """Whether Dynamo duck sizes the size input ``source`` that automatic
+    dynamic makes a symbol (it changed since the graph's first compile).
+    One batch-dependent size is a size input once per node that saved it (a
+    view's sizes, a saved tensor's), and ops on fakes found each symbol
+    equal to the others, a guard and a replacement each: duck sizing gives
+    the changed inputs of one value one symbol, guarded equal (a tie by
+    chance recompiles when it breaks).  Model dims are constants in that
+    compile, so no size ties to one.  Not with
+    config.compiled_autograd_dynamic_graph_inputs, whose first compile makes
+    every size a symbol (see AutogradCompilerInstance.mark_graph_inputs_dynamic)."""
+    return (
+        in_dynamic_compiled_autograd_graph
+        and not torch._dynamo.config.compiled_autograd_dynamic_graph_inputs
+        and isinstance(source, GetItemSource)
+        and isinstance(source.base, LocalSource)
+        and source.base.local_name == "sizes"
+    )
 
 
 @contextlib.contextmanager

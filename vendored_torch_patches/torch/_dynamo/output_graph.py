@@ -319,9 +319,13 @@ class OutputGraph:
             # as inputs (and the relations between them from the capture),
             # so duck sizing (equal sizes made one symbol) would only tie a
             # batch-dependent size to a model dim of the same value by
-            # chance, and recompile at the next batch size
+            # chance, and recompile at the next batch size.  Automatic
+            # dynamic makes only the sizes that changed symbols, which duck
+            # sizing ties to no model dim (see
+            # compiled_autograd.duck_sizes_changed_size_input)
             duck_shape=False
             if torch._dynamo.compiled_autograd.in_dynamic_compiled_autograd_graph
+            and not config.assume_static_by_default
             else None,
             co_fields=self.co_fields,
         )

@@ -97,6 +97,10 @@ struct NodeCall {
   // (see SavedUnpacks), and their indices there
   bool unpacks_saved_in_graph = false;
   std::vector<size_t> saved_unpacks;
+  // Whether the node is generated from derivatives.yaml, so that its grads
+  // have its inputs' sizes, broadcasting aside (see
+  // CompiledNodeArgs::grads_sized_by_formula)
+  bool grads_sized_by_formula = false;
 };
 
 struct NodeCalls : public std::unordered_map<Node*, NodeCall> {
@@ -630,6 +634,16 @@ class CompiledNodeArgs {
     for (const auto& h : _node_call.tensor_pre_hooks) {
       collect_size(static_cast<size_t>(h.second));
     }
+  }
+
+  // Called by a generated node's compiled_args: each grad its formula
+  // returns has the sizes of the input it is for, or the broadcast sizes if
+  // that input was broadcast, so ops.validate_outputs needs no graph input
+  // for a size that is not 1 (see proxy_validate_outputs).  A custom
+  // Function's backward (PyNode, CppNode) and the hand-written nodes do not
+  // call it: their grads keep the full check.
+  void grads_sized_by_formula() {
+    _node_call.grads_sized_by_formula = true;
   }
 
   CacheKey key() const {

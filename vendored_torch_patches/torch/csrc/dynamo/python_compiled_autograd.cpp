@@ -840,8 +840,9 @@ static variable_list validate_outputs_functional(
 
 static variable_list proxy_validate_outputs(
     PyObject* py_compiler,
-    const Node& node,
+    const NodeCall& call,
     const variable_list& outputs) {
+  const Node& node = *call.node;
   const edge_list& edges = node.next_edges();
   TORCH_CHECK(
       outputs.size() == edges.size(),
@@ -851,17 +852,18 @@ static variable_list proxy_validate_outputs(
       edges.size(),
       ", but got ",
       outputs.size());
-  // A generated node's formula computes each grad with its input's sizes
-  // (derivatives.yaml), except where the input was broadcast: that grad has
-  // the broadcast sizes and validate_outputs sums it to the input's, at
-  // the dims where the input's size is 1 (or that it lacks).  So of a size
-  // that is not 1 the op only needs to know that (guarded at cache lookup,
-  // see grad_sized_metadata): given as kGradSized, it is no graph input,
-  // and Dynamo makes no symbol for it to find equal to the grad's own, a
-  // guard and a replacement each.  A custom Function's backward (PyNode,
-  // CppNode) or an eager node can return any sizes, and keeps the full
-  // check.
-  const bool grad_sized = dynamic_cast<const TraceableFunction*>(&node);
+  // A generated node's formula (derivatives.yaml, a view's included)
+  // computes each grad with its input's sizes, except where the input was
+  // broadcast: that grad has the broadcast sizes and validate_outputs sums
+  // it to the input's, at the dims where the input's size is 1 (or that it
+  // lacks).  So of a size that is not 1 the op only needs to know that
+  // (guarded at cache lookup, see grad_sized_metadata): given as
+  // kGradSized, it is no graph input, and Dynamo makes no symbol for it to
+  // find equal to the grad's own, a guard and a replacement each.  The node
+  // says it is generated (CompiledNodeArgs::grads_sized_by_formula); a
+  // custom Function's backward (PyNode, CppNode) or a hand-written or eager
+  // node can return any sizes, and keeps the full check.
+  const bool grad_sized = call.grads_sized_by_formula;
   bool any_defined = false;
   c10::impl::GenericList metadata(
       at::OptionalType::create(input_metadata_type()));
@@ -1270,6 +1272,7 @@ static void collect_node_or_run_it_eagerly(
     }
   }
   call.eager_index = static_cast<int>(compiler_call.eager_nodes.size());
+  call.grads_sized_by_formula = false; // it runs whole: the full check
   compiler_call.eager_nodes.emplace_back(fn);
   node_args.collect(fn->name());
   node_args.collect(static_cast<int64_t>(call.eager_index));
@@ -1763,8 +1766,7 @@ CacheNode* _compiled_autograd_impl(
           : call.node->apply_with_saved(inputs, saved);
       if (proxied_call_count != calls_before) {
         // dummy outputs: validating them here would bake in their metadata
-        outputs =
-            proxy_validate_outputs(py_compiler.get(), *call.node, outputs);
+        outputs = proxy_validate_outputs(py_compiler.get(), call, outputs);
       } else if (call.node == graph_root && root_shapes_checked) {
         // see "Root grads" above
         validate_outputs(
