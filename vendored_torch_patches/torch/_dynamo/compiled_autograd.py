@@ -1477,8 +1477,9 @@ class AutogradCompilerInstance:
                 node = size.node
                 if isinstance(node, _LazySizeNode) and node.lazy:
                     # its value is known: 1 stays (no guard), else guarded
-                    if node._lazy_val == 1 or node.compare_to_constant(1):
+                    if node._lazy_val == 1:
                         continue
+                    node.compare_to_constant(1)  # False: recorded != 1
                 elif node.hint is None or node.hint == 1:
                     continue
                 else:
