@@ -328,7 +328,7 @@ def _ensure_overlay() -> None:
                                "fix what it says, then rerun the benchmark")
 
 
-def _worker_env(kind: str, rep: int, out_dir: Path) -> dict[str, str]:
+def _worker_env(kind: str, rep: int | str, out_dir: Path) -> dict[str, str]:
     """A worker's cache dirs.  The overlay worker's C++ extensions go where ``overlay.py run``
     puts them, a dir per stack (see tools/lib/overlay/install.py: torch's JIT loader does not
     rebuild an extension when the torch headers change); the stock venv's headers never change."""
@@ -435,14 +435,60 @@ def _paired_sample(workload: str, mode: str, pairs: int, first: str, envs: dict[
     return summaries, [o / s for s, o in zip(times[base], times["overlay"])]
 
 
+class _Steps:
+    """What a ``ca`` run in ``out_dir`` has done, for ``--resume``: ``samples.json`` (the
+    samples, rewritten after each step) and ``steps.json`` (the steps done, the stack the
+    overlay was built from, and how many runs wrote them).  A step is a whole unit of the
+    run (one instruction count; one timed sample of every venv; one paired sampling), so a
+    run stopped midway keeps only whole steps and a resumed one repeats none."""
+
+    def __init__(self, out_dir: Path, stack: str, resume: bool):
+        self.samples_path, self.steps_path = out_dir / "samples.json", out_dir / "steps.json"
+        self.stack = stack
+        self.samples: dict[tuple[str, ...], list[dict]] = {}
+        self.done: set[str] = set()
+        self.run = 0
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not resume:
+            return
+        if self.steps_path.exists():
+            steps = json.loads(self.steps_path.read_text())
+            if steps["stack"] != stack:
+                raise ui.UserError(f"{out_dir} holds samples of the stack {steps['stack']}, the overlay is "
+                                   f"{stack}: rerun without --resume, or with another --out")
+            self.done, self.run = set(steps["done"]), steps["runs"]
+        if self.samples_path.exists():
+            self.samples = {tuple(k.split("|")): v for k, v in json.loads(self.samples_path.read_text()).items()}
+            if not self.steps_path.exists():  # a finished run of a tool without steps.json: its counts are whole
+                self.done = {"|".join(k) for k in self.samples if k[1] in INSTRUCTION_MODES}
+
+    def add(self, step: str, got: dict[tuple[str, ...], list[dict]]) -> None:
+        """Record a whole step's samples and write both files (each replaced at once)."""
+        for key, values in got.items():
+            self.samples.setdefault(key, []).extend(values)
+        self.done.add(step)
+        for path, data in ((self.samples_path, {"|".join(k): v for k, v in self.samples.items()}),
+                           (self.steps_path, {"stack": self.stack, "runs": self.run + 1, "done": sorted(self.done)})):
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, indent=1))
+            tmp.replace(path)
+
+
+def _overlay_stack_id() -> str:
+    from tools.lib.overlay import build as ob
+
+    return json.loads((paths.cache_dir() / "overlay" / ob.STAMP_JSON).read_text())["stack"]
+
+
 def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path, jobs: int = 1,
-             peer: bool = False) -> dict:
+             peer: bool = False, resume: bool = False) -> dict:
     """Stock vs overlay (and the peer, stock 2.7, with ``peer``), interleaved in one run
     (A B B A ...): the samples per (workload, mode, venv).
 
     ``capture`` and ``steady`` are sampled in pairs (``_paired_sample``): the overlay with
     stock, and with the peer; their per-pair ratios are kept under (workload, mode,
-    ``pairs_key(base)``)."""
+    ``pairs_key(base)``).  With ``resume``, the steps an earlier run in ``out_dir`` did
+    (``_Steps``) are kept and not run again."""
     from tools.lib.bench_workloads import WORKLOADS
     from tools.lib.overlay.venv import ensure_venv
 
@@ -452,7 +498,9 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     for w in workloads:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
-    samples: dict[tuple[str, str, str], list[dict]] = {}
+    steps = _Steps(out_dir, _overlay_stack_id(), resume)
+    # a resumed run's Inductor caches are its own: a step stopped midway may have filled the last one's
+    tag = f"-run{steps.run}" if steps.run else ""
     kinds_all = ("stock", "overlay", PEER) if peer else ("stock", "overlay")
     bases = ("stock", PEER) if peer else ("stock",)
     instruction_modes = [m for m in modes if m in INSTRUCTION_MODES]
@@ -463,17 +511,20 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     # instruction counts first, `jobs` at a time: a count does not depend on the load
     # (the timed samples after them run one at a time)
     tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in kinds_all]
+    for w, mode, kind in [t for t in tasks if "|".join(t) in steps.done]:
+        progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+    tasks = [t for t in tasks if "|".join(t) not in steps.done]
     if tasks:
         from tools.lib import callgrind
 
         callgrind.ensure_ctl_lib(paths.cache_dir() / "bench" / "callgrind")  # built once, not per thread
         callgrind.ensure_cxx_wrapper(paths.cache_dir() / "bench" / "callgrind")
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(_instructions_sample, kind, w, mode, _worker_env(kind, 0, out_dir), out_dir): (w, mode, kind)
+        futures = {pool.submit(_instructions_sample, kind, w, mode, _worker_env(kind, f"0{tag}", out_dir), out_dir): (w, mode, kind)
                    for w, mode, kind in tasks}
         for future in concurrent.futures.as_completed(futures):
             w, mode, kind = futures[future]
-            samples[(w, mode, kind)] = [future.result()]
+            steps.add(f"{w}|{mode}|{kind}", {(w, mode, kind): [future.result()]})
             progress.advance(f"{w} {mode} {kind} (under valgrind)")
     for rep in range(reps):
         for w in workloads:
@@ -481,23 +532,36 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
                 if mode in INSTRUCTION_MODES:
                     continue  # counted above
                 kinds = kinds_all[rep % len(kinds_all):] + kinds_all[:rep % len(kinds_all)]  # each goes first in turn
-                envs = {kind: _worker_env(kind, rep, out_dir) for kind in kinds_all}
+                envs = {kind: _worker_env(kind, f"{rep}{tag}", out_dir) for kind in kinds_all}
                 if mode in PAIRED_MODES:
                     for base in bases:
                         pair = ("overlay", base) if rep % 2 else (base, "overlay")
+                        step = f"{rep}|{w}|{mode}|{base}"
+                        if step in steps.done:
+                            for kind in pair:
+                                progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+                            continue
                         summaries, ratios = _paired_sample(w, mode, PAIRED_MODES[mode], pair[0], envs, base)
+                        got: dict[tuple[str, ...], list[dict]] = {}
                         for kind in pair:
                             if kind not in summaries:  # the other one failed: sampled on its own
                                 summaries[kind] = _ca_sample(kind, w, mode, envs[kind])
-                            samples.setdefault((w, mode, kind), []).append(summaries[kind])
+                            got[(w, mode, kind)] = [summaries[kind]]
                             progress.advance(f"{w} {mode} {kind}" + (f" ({len(ratios)} paired samples)" if ratios else ""))
-                        samples.setdefault((w, mode, pairs_key(base)), []).extend({"seconds": r} for r in ratios)
+                        got[(w, mode, pairs_key(base))] = [{"seconds": r} for r in ratios]
+                        steps.add(step, got)
                     continue
+                step = f"{rep}|{w}|{mode}"
+                if step in steps.done:
+                    for kind in kinds:
+                        progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+                    continue
+                got = {}
                 for kind in kinds:
-                    samples.setdefault((w, mode, kind), []).append(_ca_sample(kind, w, mode, envs[kind]))
+                    got[(w, mode, kind)] = [_ca_sample(kind, w, mode, envs[kind])]
                     progress.advance(f"{w} {mode} {kind}")
-    (out_dir / "samples.json").write_text(json.dumps({"|".join(k): v for k, v in samples.items()}, indent=1))
-    return samples
+                steps.add(step, got)
+    return steps.samples
 
 
 # the stack run both ways in one venv (tools/lib/bench_workloads.py: FCA_BENCH_CA_DYNAMIC)
@@ -822,18 +886,30 @@ def machine_facts() -> str:
             f"stock torch==2.6.0 vs the overlay of the {len(stack)}-patch stack ({', '.join(p[:4] for p in stack)})")
 
 
+def _report_command(reps: int, modes: Sequence[str], stack_reps: int, overlay_reps: int, resume: bool) -> str:
+    """The ``report`` command line that gives these figures: its defaults left out."""
+    argv = ["python tools/bench.py report", f"--reps {reps}"]
+    if list(modes) != list(CA_MODES):
+        argv.append("--modes " + " ".join(modes))
+    if stack_reps != 3:
+        argv.append(f"--stack-reps {stack_reps}")
+    if overlay_reps != 1:
+        argv.append(f"--overlay-reps {overlay_reps}")
+    return " ".join(argv + (["--resume"] if resume else []))
+
+
 def bench_report(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir: Path,
-                 stack_reps: int, overlay_reps: int, jobs: int = 1, peer: bool = False) -> str:
+                 stack_reps: int, overlay_reps: int, jobs: int = 1, peer: bool = False, resume: bool = False) -> str:
     """Everything in one report: compiled-autograd workloads, the targets, stack and overlay timings."""
     facts = machine_facts() + (f"; and stock torch==2.7.0 ({PEER_LABEL})" if peer else "")
-    samples = bench_ca(reps, workloads, modes, out_dir, jobs, peer)
+    samples = bench_ca(reps, workloads, modes, out_dir, jobs, peer, resume)
     ca_table = render_ca_table(samples, workloads, modes, reps, out_dir)
     stack_table = bench_stack(stack_reps)
     overlay_table = bench_overlay(overlay_reps) if overlay_reps else "(skipped: --overlay-reps 0)"
     report = "\n".join([
         "# Benchmark report: compiled autograd, stock torch==2.6.0 vs the patched overlay", "",
         f"Machine and date: {facts}.", "",
-        f"Command: `python tools/bench.py report --reps {reps}`. Stock and overlay samples are interleaved "
+        f"Command: `{_report_command(reps, modes, stack_reps, overlay_reps, resume)}`. Stock and overlay samples are interleaved "
         "(A B B A ...) in one run; medians, ratios overlay/stock, spread min-max. Repeated captures and "
         "steady-state backwards are paired: a stock and an overlay worker stay up and are sampled in turns, and the "
         "ratio is the median of the per-pair ratios."
@@ -980,6 +1056,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     c.add_argument("--no-peer", action="store_true",
                    help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
+    c.add_argument("--resume", action="store_true",
+                   help="keep the steps an earlier run with the same --out did (its samples.json and steps.json) "
+                        "and run the rest; a run stopped midway loses at most the step it was on")
     z = sub.add_parser("sizes", help="captures/compiles over new sizes (stock, stack static, stack) and the dynamic path's cost")
     z.add_argument("--reps", type=int, default=3, help="first-backward workers each way (default: %(default)s)")
     z.add_argument("--pairs", type=int, default=40, help="steady-state sample pairs (default: %(default)s)")
@@ -1017,6 +1096,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     r.add_argument("--no-peer", action="store_true",
                    help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
+    r.add_argument("--resume", action="store_true",
+                   help="keep the steps an earlier run with the same --out did (its samples.json and steps.json) "
+                        "and run the rest; a run stopped midway loses at most the step it was on")
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
@@ -1029,7 +1111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         workloads = args.workloads or list(WORKLOADS)
-        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs, _peer(args))
+        samples = bench_ca(args.reps, workloads, args.modes, args.out.resolve(), args.jobs, _peer(args), args.resume)
         ui.out(render_ca_table(samples, workloads, args.modes, args.reps, args.out.resolve()))
     elif args.what == "sizes":
         args.out.mkdir(parents=True, exist_ok=True)
@@ -1046,7 +1128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_report(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve(),
-                            args.stack_reps, args.overlay_reps, args.jobs, _peer(args)))
+                            args.stack_reps, args.overlay_reps, args.jobs, _peer(args), args.resume))
     return ui.EXIT_OK
 
 

@@ -385,3 +385,105 @@ def test_selective_checkpointing_gives_eager_s_grads_and_peak_under_compiled_aut
     assert stack["grads_equal_eager"], stack
     assert stack["ca_backward_peak"] <= 1.10 * stack["eager_backward_peak"], stack
     assert stock["error"].startswith("RuntimeError: Trying to backward an extra time"), stock
+
+
+class _Stopped(Exception):
+    """The run was killed here (a test's stand-in for the session's end)."""
+
+
+def _scripted_ca(monkeypatch, stack: str = "stack-a", stop_after: int | None = None) -> list[tuple[str, ...]]:
+    """``bench_ca``'s scheduling with its samplers replaced by ones that record each call (and
+    stop the run after ``stop_after`` calls): what ``--resume`` keeps and reruns, in seconds."""
+    from tools.lib import callgrind
+    from tools.lib.overlay import venv
+
+    calls: list[tuple[str, ...]] = []
+
+    def record(*call):
+        if stop_after is not None and len(calls) == stop_after:
+            raise _Stopped
+        calls.append(call)
+
+    def instructions(kind, w, mode, env, out_dir):
+        record(w, mode, kind, env["TORCHINDUCTOR_CACHE_DIR"])
+        return {"instructions": 1e6}
+
+    def one(kind, w, mode, env):
+        record(w, mode, kind, env["TORCHINDUCTOR_CACHE_DIR"])
+        return {"seconds": 0.5}
+
+    def paired(w, mode, pairs, first, envs, base):
+        record(w, mode, first, base)
+        return {"overlay": {"seconds": 0.4}, base: {"seconds": 0.5}}, [0.8] * pairs
+
+    monkeypatch.setattr(venv, "ensure_venv", lambda *a, **kw: None)
+    monkeypatch.setattr(callgrind, "ensure_ctl_lib", lambda *a: None)
+    monkeypatch.setattr(callgrind, "ensure_cxx_wrapper", lambda *a: None)
+    monkeypatch.setattr(bench, "_ensure_overlay", lambda: None)
+    monkeypatch.setattr(bench, "_overlay_stack_id", lambda: stack)
+    monkeypatch.setattr(bench, "_instructions_sample", instructions)
+    monkeypatch.setattr(bench, "_ca_sample", one)
+    monkeypatch.setattr(bench, "_paired_sample", paired)
+    return calls
+
+
+_RESUME_RUN = dict(reps=2, workloads=["mlp", "transformer"], modes=["instructions-capture", "capture", "first-aot_eager"],
+                   jobs=1, peer=True)
+
+
+def test_a_resumed_ca_run_runs_only_the_steps_the_stopped_run_had_not_finished(monkeypatch, tmp_path):
+    whole = _scripted_ca(monkeypatch)
+    expected = bench.bench_ca(out_dir=tmp_path / "whole", **_RESUME_RUN)
+    stopped = _scripted_ca(monkeypatch, stop_after=10)
+    with pytest.raises(_Stopped):
+        bench.bench_ca(out_dir=tmp_path / "out", **_RESUME_RUN)
+    rest = _scripted_ca(monkeypatch)
+    samples = bench.bench_ca(out_dir=tmp_path / "out", resume=True, **_RESUME_RUN)
+    assert samples == expected
+    # 6 counts and 2 paired steps done; the timed step it stopped in (3 venvs, 2 sampled) is redone whole
+    assert [c[:3] for c in stopped[8:]] == [("mlp", "first-aot_eager", "stock"), ("mlp", "first-aot_eager", "overlay")]
+    assert [c[:3] for c in rest] == [c[:3] for c in whole[8:]]
+    assert json.loads((tmp_path / "out" / "samples.json").read_text()) == json.loads((tmp_path / "whole" / "samples.json").read_text())
+
+
+def test_without_resume_a_ca_run_starts_over_in_the_same_dir(monkeypatch, tmp_path):
+    _scripted_ca(monkeypatch)
+    first = bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    again = _scripted_ca(monkeypatch)
+    assert bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN) == first
+    assert len(again) == 6 + 2 * 2 * (2 + 3)  # counts; per rep and workload two paired steps and three timed samples
+
+
+def test_a_resumed_run_gives_inductor_cache_dirs_of_its_own(monkeypatch, tmp_path):
+    _scripted_ca(monkeypatch, stop_after=10)
+    with pytest.raises(_Stopped):
+        bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    rest = _scripted_ca(monkeypatch)
+    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    timed = [Path(c[3]).name for c in rest if c[1] == "first-aot_eager"]
+    assert timed[:3] == ["stock-0-run1", "overlay-0-run1", "torch27-0-run1"]
+
+
+def test_resume_refuses_the_samples_of_another_stack(monkeypatch, tmp_path):
+    _scripted_ca(monkeypatch, stack="stack-a", stop_after=3)
+    with pytest.raises(_Stopped):
+        bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    _scripted_ca(monkeypatch, stack="stack-b")
+    with pytest.raises(bench.ui.UserError, match="holds samples of the stack stack-a, the overlay is stack-b"):
+        bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+
+
+def test_resume_keeps_the_instruction_counts_of_a_finished_run_that_wrote_no_steps_file(monkeypatch, tmp_path):
+    _scripted_ca(monkeypatch)
+    bench.bench_ca(out_dir=tmp_path, **{**_RESUME_RUN, "modes": ["instructions-capture"]})
+    (tmp_path / "steps.json").unlink()
+    rest = _scripted_ca(monkeypatch)
+    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    assert not [c for c in rest if c[1].startswith("instructions-")]
+
+
+def test_the_report_gives_the_command_that_made_it_with_its_defaults_left_out():
+    modes = [m for m in bench.CA_MODES if m != "instructions-inductor"]
+    assert bench._report_command(3, bench.CA_MODES, 3, 1, False) == "python tools/bench.py report --reps 3"
+    assert bench._report_command(2, modes, 3, 1, True) == (
+        "python tools/bench.py report --reps 2 --modes " + " ".join(modes) + " --resume")
