@@ -499,8 +499,12 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
         if w not in WORKLOADS:
             raise ui.UserError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
     steps = _Steps(out_dir, _overlay_stack_id(), resume)
-    # a resumed run's Inductor caches are its own: a step stopped midway may have filled the last one's
-    tag = f"-run{steps.run}" if steps.run else ""
+    # first-inductor samples are cold: a new run drops the Inductor caches an earlier run in
+    # `out_dir` left, and a resumed run's are its own (a step stopped midway may have filled
+    # the last one's)
+    if not resume:
+        shutil.rmtree(out_dir / "inductor", ignore_errors=True)
+    tag = f"-run{steps.run}" if resume else ""
     kinds_all = ("stock", "overlay", PEER) if peer else ("stock", "overlay")
     bases = ("stock", PEER) if peer else ("stock",)
     instruction_modes = [m for m in modes if m in INSTRUCTION_MODES]

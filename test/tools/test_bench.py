@@ -465,7 +465,7 @@ def test_a_resumed_run_gives_inductor_cache_dirs_of_its_own(monkeypatch, tmp_pat
 
 
 def test_resume_refuses_the_samples_of_another_stack(monkeypatch, tmp_path):
-    _scripted_ca(monkeypatch, stack="stack-a", stop_after=3)
+    _scripted_ca(monkeypatch, stack="stack-a", stop_after=8)  # in a timed step: every count recorded
     with pytest.raises(_Stopped):
         bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
     _scripted_ca(monkeypatch, stack="stack-b")
@@ -487,3 +487,16 @@ def test_the_report_gives_the_command_that_made_it_with_its_defaults_left_out():
     assert bench._report_command(3, bench.CA_MODES, 3, 1, False) == "python tools/bench.py report --reps 3"
     assert bench._report_command(2, modes, 3, 1, True) == (
         "python tools/bench.py report --reps 2 --modes " + " ".join(modes) + " --resume")
+
+
+def test_a_new_ca_run_drops_the_inductor_caches_an_earlier_run_left_and_a_resumed_one_keeps_them(monkeypatch, tmp_path):
+    left = tmp_path / "inductor" / "stock-0" / "fxgraph"
+    left.mkdir(parents=True)
+    resumed = _scripted_ca(monkeypatch)
+    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    assert left.exists()  # not used: the resumed run's dirs are its own, with or without steps.json
+    assert {Path(c[3]).name for c in resumed if c[1] == "first-aot_eager"} == {
+        f"{kind}-{rep}-run0" for kind in ("stock", "overlay", "torch27") for rep in (0, 1)}
+    _scripted_ca(monkeypatch)
+    bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    assert not left.exists()
