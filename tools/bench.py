@@ -274,7 +274,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
     and must have run the stack's C++."""
     from tools.lib import callgrind
-    from tools.lib.overlay import build as ob, install
+    from tools.lib.overlay import install
     from tools.lib.overlay.venv import venv_python
 
     cache = paths.cache_dir() / "bench" / "callgrind"
@@ -284,8 +284,7 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     else:
         overlay = paths.cache_dir() / "overlay"
         venv = overlay / "venv"
-        stack = json.loads((overlay / ob.STAMP_JSON).read_text())["stack"]
-        env.setdefault("TORCH_EXTENSIONS_DIR", str(install.extensions_dir(overlay / "state", stack)))
+        env.setdefault("TORCH_EXTENSIONS_DIR", str(install.extensions_dir(overlay / "state", _overlay_stack_id())))
     worker = str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py")
     runs = out_dir / "callgrind"
     runs.mkdir(parents=True, exist_ok=True)
@@ -475,6 +474,7 @@ class _Steps:
 
 
 def _overlay_stack_id() -> str:
+    """The stack the built overlay is of (its build stamp)."""
     from tools.lib.overlay import build as ob
 
     return json.loads((paths.cache_dir() / "overlay" / ob.STAMP_JSON).read_text())["stack"]
@@ -512,12 +512,19 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     total = (reps * (len(modes) - len(instruction_modes)) + len(instruction_modes)) * len(workloads) * len(kinds_all)
     total += reps * len(paired) * len(workloads) * (len(bases) - 1)  # the overlay once more per extra base
     progress = ui.Progress(total, "ca benchmark")
+
+    def kept(step: str, w: str, mode: str, kinds: Sequence[str]) -> bool:
+        """Whether an earlier run did ``step`` (then its samples count as progress)."""
+        if step not in steps.done:
+            return False
+        for kind in kinds:
+            progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+        return True
+
     # instruction counts first, `jobs` at a time: a count does not depend on the load
     # (the timed samples after them run one at a time)
-    tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in kinds_all]
-    for w, mode, kind in [t for t in tasks if "|".join(t) in steps.done]:
-        progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
-    tasks = [t for t in tasks if "|".join(t) not in steps.done]
+    tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in kinds_all
+             if not kept(f"{w}|{mode}|{kind}", w, mode, (kind,))]
     if tasks:
         from tools.lib import callgrind
 
@@ -541,9 +548,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
                     for base in bases:
                         pair = ("overlay", base) if rep % 2 else (base, "overlay")
                         step = f"{rep}|{w}|{mode}|{base}"
-                        if step in steps.done:
-                            for kind in pair:
-                                progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+                        if kept(step, w, mode, pair):
                             continue
                         summaries, ratios = _paired_sample(w, mode, PAIRED_MODES[mode], pair[0], envs, base)
                         got: dict[tuple[str, ...], list[dict]] = {}
@@ -556,9 +561,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
                         steps.add(step, got)
                     continue
                 step = f"{rep}|{w}|{mode}"
-                if step in steps.done:
-                    for kind in kinds:
-                        progress.advance(f"{w} {mode} {kind} (kept from {steps.samples_path.name})")
+                if kept(step, w, mode, kinds):
                     continue
                 got = {}
                 for kind in kinds:
@@ -1042,6 +1045,12 @@ def _peer(args) -> bool:
     return peer_available()
 
 
+def _add_resume_arg(parser) -> None:
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the steps an earlier run with the same --out did (its samples.json and steps.json) "
+                             "and run the rest; a run stopped midway loses at most the step it was on")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = ui.arg_parser("bench.py", __doc__)
     sub = p.add_subparsers(dest="what", required=True)
@@ -1060,9 +1069,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     c.add_argument("--no-peer", action="store_true",
                    help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
-    c.add_argument("--resume", action="store_true",
-                   help="keep the steps an earlier run with the same --out did (its samples.json and steps.json) "
-                        "and run the rest; a run stopped midway loses at most the step it was on")
+    _add_resume_arg(c)
     z = sub.add_parser("sizes", help="captures/compiles over new sizes (stock, stack static, stack) and the dynamic path's cost")
     z.add_argument("--reps", type=int, default=3, help="first-backward workers each way (default: %(default)s)")
     z.add_argument("--pairs", type=int, default=40, help="steady-state sample pairs (default: %(default)s)")
@@ -1100,9 +1107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="instruction counts run at a time (default: %(default)s, the cores)")
     r.add_argument("--no-peer", action="store_true",
                    help="leave out stock torch 2.7.0 (default: a third venv where it exists: tools/requirements/torch27-venv.txt)")
-    r.add_argument("--resume", action="store_true",
-                   help="keep the steps an earlier run with the same --out did (its samples.json and steps.json) "
-                        "and run the rest; a run stopped midway loses at most the step it was on")
+    _add_resume_arg(r)
     args = p.parse_args(argv)
     if args.what == "stack":
         ui.out(bench_stack(args.reps))
