@@ -6603,6 +6603,73 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
+    def _backward_with_inductor_recording_gcc(self, min_kernels, layers):
+        # An eager forward; its backward compiled by compiled autograd with Inductor
+        # in a fresh cache, each C++ build run with GCC's -H (it names a precompiled
+        # header it loads: "! <path>.gch"). Returns (grads, eager grads, build
+        # outputs, the precompiled headers in the cache).
+        from torch._inductor import codecache, cpp_builder
+        from torch._inductor.utils import fresh_inductor_cache
+
+        if not cpp_builder._is_gcc(cpp_builder.get_cpp_compiler()):
+            self.skipTest("precompiled headers are built for GCC")
+
+        # each layer its own width, so that its kernels are not another's
+        torch.manual_seed(0)
+        model = nn.Sequential(
+            *[
+                nn.Sequential(nn.Linear(8 + i, 9 + i), nn.LayerNorm(9 + i), nn.GELU())
+                for i in range(layers)
+            ]
+        )
+        x = torch.randn(4, 8)
+        model(x).sum().backward()
+        expected = [p.grad for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+
+        outputs = []
+        real = cpp_builder._run_compile_cmd
+
+        def run_compile_cmd(cmd_line, cwd):
+            out = real(cmd_line + " -H", cwd)
+            outputs.append(out.decode(errors="replace"))
+            return out
+
+        with fresh_inductor_cache(), inductor_config.patch(
+            {"cpp.precompiled_header_min_kernels": min_kernels}
+        ), mock.patch.object(cpp_builder, "_run_compile_cmd", run_compile_cmd):
+            with compiled_autograd._enable(make_compiler_fn(dynamic=False)):
+                model(x).sum().backward()
+            headers = list(Path(codecache.cpp_prefix_path() + ".gch").glob("*.gch"))
+        return [p.grad for p in model.parameters()], expected, outputs, headers
+
+    @skipIfWindows(msg="GCC's precompiled headers")
+    def test_inductor_kernels_past_the_threshold_load_the_precompiled_prefix_header(
+        self,
+    ):
+        # Once cpp.precompiled_header_min_kernels kernels are queued, the prefix
+        # header is precompiled once for the kernels' flags, and GCC loads it (not
+        # the header) for the kernels built after; the grads are eager's.
+        grads, expected, outputs, headers = self._backward_with_inductor_recording_gcc(
+            min_kernels=1, layers=4
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(len(headers), 1)
+        loaded = [out for out in outputs if f"! {headers[0]}" in out]
+        self.assertGreater(len(loaded), 0)
+
+    @skipIfWindows(msg="GCC's precompiled headers")
+    def test_inductor_kernels_below_the_threshold_precompile_no_header(self):
+        # A backward with few kernels does not pay for a precompile (about 4 s
+        # and 120 MB): every kernel parses the header.
+        grads, expected, outputs, headers = self._backward_with_inductor_recording_gcc(
+            min_kernels=100, layers=4
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(headers, [])
+        self.assertGreater(len(outputs), 2)
+        self.assertFalse(any(".gch" in out for out in outputs))
+
 
 def load_test_module(name):
     testdir = Path(__file__).absolute().parent.parent

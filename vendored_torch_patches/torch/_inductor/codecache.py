@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+import collections
 import copyreg
 import dataclasses
 import functools
@@ -36,12 +37,14 @@ from typing import (
     Any,
     Callable,
     cast,
+    Counter,
     Dict,
     Generator,
     List,
     NoReturn,
     Optional,
     Sequence,
+    Set,
     Tuple,
     TYPE_CHECKING,
     TypeVar,
@@ -91,6 +94,7 @@ codecache.py, cpp_builder.py and cpu_vec_isa.py import rule:
 https://github.com/pytorch/pytorch/issues/124245#issuecomment-2197778902
 """
 from torch._inductor.cpp_builder import (
+    _is_gcc,
     _set_gpu_runtime_env,
     _transform_cuda_paths,
     CppBuilder,
@@ -2035,18 +2039,21 @@ class CppCodeCache:
                 BuildOption=cpp_build_option,
             )
 
+            binary_path = normalize_path_separator(
+                fb_output_path
+                if config.is_fbcode()
+                else cpp_builder.get_target_file_path()
+            )
+
             worker_fn = functools.partial(
                 _worker_compile_cpp,
                 lock_path,
                 cpp_builder,
                 input_path,
                 fb_output_path,
-            )
-
-            binary_path = normalize_path_separator(
-                fb_output_path
-                if config.is_fbcode()
-                else cpp_builder.get_target_file_path()
+                precompiled_header=None
+                if os.path.exists(binary_path)
+                else _count_kernel_for_precompiled_header(cpp_builder, source_code),
             )
 
             def load_fn() -> Any:
@@ -2079,6 +2086,7 @@ def _worker_compile_cpp(
     cpp_builder: CppBuilder,
     fb_input_path: str,
     fb_output_path: str,
+    precompiled_header: Optional[str] = None,
 ) -> None:
     from filelock import FileLock
 
@@ -2094,7 +2102,97 @@ def _worker_compile_cpp(
                     shlex.split(cpp_builder.get_command_line()),
                 )
             else:
+                if precompiled_header is not None:
+                    _precompile_prefix_header(cpp_builder, precompiled_header)
                 cpp_builder.build()
+
+
+# How many kernels this process has queued for a build per precompiled header
+# they could use (see config.cpp.precompiled_header_min_kernels), and the
+# headers whose precompile failed, which are not tried again.
+_pch_lock = threading.Lock()
+_pch_kernels: Counter[str] = collections.Counter()
+_pch_failed: Set[str] = set()
+
+
+def _count_kernel_for_precompiled_header(
+    cpp_builder: CppBuilder, source_code: str
+) -> Optional[str]:
+    """For a kernel about to be built: the precompiled prefix header its build
+    could use (`<header>.gch/<key>.gch`, the key a hash of the precompile
+    command), counted; None where there is none to use: turned off, not GCC,
+    fbcode or Windows, or a source whose first include is not the prefix header
+    (GCC uses a precompiled header only as the first include)."""
+    if (
+        config.cpp.precompiled_header_min_kernels <= 0
+        or _IS_WINDOWS
+        or config.is_fbcode()
+        or not _is_gcc(cpp_builder.get_compiler())
+    ):
+        return None
+    header = cpp_prefix_path()
+    if not source_code.lstrip().startswith(f'#include "{header}"\n'):
+        return None
+    key = code_hash(cpp_builder.get_precompiled_header_command_line(header, "-"))
+    pch = os.path.join(f"{header}.gch", f"{key}.gch")
+    with _pch_lock:
+        _pch_kernels[pch] += 1
+    return pch
+
+
+def _precompile_prefix_header(cpp_builder: CppBuilder, pch: str) -> None:
+    """Before a kernel is built: once the process has queued enough kernels that
+    could use `pch`, precompile the prefix header into it, so that GCC loads it
+    for this kernel and the later ones in place of parsing the header. Counting
+    the queued kernels, not the built ones, starts the precompile at the first
+    kernels of a large graph, and never for a program with few kernels. Best
+    effort: a kernel is never delayed by another thread's precompile, and one
+    that fails is logged and leaves the kernels to be built as before."""
+    if os.path.exists(pch):
+        return
+    with _pch_lock:
+        if (
+            pch in _pch_failed
+            or _pch_kernels[pch] < config.cpp.precompiled_header_min_kernels
+        ):
+            return
+
+    from filelock import FileLock, Timeout
+
+    pch_dir = os.path.dirname(pch)
+    header = pch_dir[: -len(".gch")]
+    key = os.path.basename(pch)[: -len(".gch")]
+    try:
+        # Another thread or process precompiling it: build this kernel without.
+        with FileLock(os.path.join(get_lock_dir(), f"{key}.gch.lock"), timeout=0):
+            if os.path.exists(pch):
+                return
+            os.makedirs(pch_dir, exist_ok=True)
+            # GCC tries every file in the .gch dir: write it beside, then move it in.
+            tmp = f"{header}.{key}.{os.getpid()}.{threading.get_ident()}.gch.tmp"
+            cmd = cpp_builder.get_precompiled_header_command_line(header, tmp)
+            start = time()
+            try:
+                subprocess.check_output(
+                    shlex.split(cmd), cwd=pch_dir, stderr=subprocess.STDOUT
+                )
+                os.replace(tmp, pch)
+                log.debug("precompiled %s in %.1f s: %s", header, time() - start, cmd)
+            except (OSError, subprocess.CalledProcessError) as e:
+                with _pch_lock:
+                    _pch_failed.add(pch)
+                output = getattr(e, "output", b"") or b""
+                log.warning(
+                    "Inductor could not precompile %s; its kernels are built without: %s %s",
+                    header,
+                    e,
+                    output.decode(errors="replace")[-2000:],
+                )
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+    except Timeout:
+        return
 
 
 # Customized Python binding for cpp kernels
