@@ -6603,15 +6603,20 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
-    def _backward_with_inductor_recording_gcc(self, min_kernels, layers):
+    def _backward_with_inductor_recording_gcc(
+        self, min_kernels, layers, reported_compiler=None
+    ):
         # An eager forward; its backward compiled by compiled autograd with Inductor
         # in a fresh cache, each C++ build run with GCC's -H (it names a precompiled
-        # header it loads: "! <path>.gch"). Returns (grads, eager grads, build
-        # outputs, the precompiled headers in the cache).
+        # header it loads: "! <path>.gch"). With reported_compiler, the builders
+        # name that compiler to the precompile's decision (the builds still run
+        # GCC). Returns (grads, eager grads, build outputs, the precompiled headers
+        # in the cache).
         from torch._inductor import codecache, cpp_builder
         from torch._inductor.utils import fresh_inductor_cache
 
-        if not cpp_builder._is_gcc(cpp_builder.get_cpp_compiler()):
+        compiler = cpp_builder.get_cpp_compiler()
+        if not cpp_builder._is_gcc(compiler) or cpp_builder._is_clang(compiler):
             self.skipTest("precompiled headers are built for GCC")
 
         # each layer its own width, so that its kernels are not another's
@@ -6635,9 +6640,18 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             outputs.append(out.decode(errors="replace"))
             return out
 
+        reported = (
+            mock.patch.object(
+                cpp_builder.CppBuilder, "get_compiler", lambda _: reported_compiler
+            )
+            if reported_compiler
+            else contextlib.nullcontext()
+        )
         with fresh_inductor_cache(), inductor_config.patch(
             {"cpp.precompiled_header_min_kernels": min_kernels}
-        ), mock.patch.object(cpp_builder, "_run_compile_cmd", run_compile_cmd):
+        ), mock.patch.object(
+            cpp_builder, "_run_compile_cmd", run_compile_cmd
+        ), reported:
             with compiled_autograd._enable(make_compiler_fn(dynamic=False)):
                 model(x).sum().backward()
             headers = list(Path(codecache.cpp_prefix_path() + ".gch").glob("*.gch"))
@@ -6668,6 +6682,17 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(grads, expected)
         self.assertEqual(headers, [])
         self.assertGreater(len(outputs), 2)
+        self.assertFalse(any(".gch" in out for out in outputs))
+
+    @skipIfWindows(msg="GCC's precompiled headers")
+    def test_inductor_kernels_built_by_clang_precompile_no_header(self):
+        # Precompiled headers are GCC's here; "clang++" contains "g++", so the
+        # compiler is told apart by name, not by substring.
+        grads, expected, outputs, headers = self._backward_with_inductor_recording_gcc(
+            min_kernels=1, layers=4, reported_compiler="/usr/bin/clang++"
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(headers, [])
         self.assertFalse(any(".gch" in out for out in outputs))
 
 

@@ -94,6 +94,7 @@ codecache.py, cpp_builder.py and cpu_vec_isa.py import rule:
 https://github.com/pytorch/pytorch/issues/124245#issuecomment-2197778902
 """
 from torch._inductor.cpp_builder import (
+    _is_clang,
     _is_gcc,
     _set_gpu_runtime_env,
     _transform_cuda_paths,
@@ -2123,11 +2124,14 @@ def _count_kernel_for_precompiled_header(
     command), counted; None where there is none to use: turned off, not GCC,
     fbcode or Windows, or a source whose first include is not the prefix header
     (GCC uses a precompiled header only as the first include)."""
+    compiler = cpp_builder.get_compiler()
     if (
         config.cpp.precompiled_header_min_kernels <= 0
         or _IS_WINDOWS
         or config.is_fbcode()
-        or not _is_gcc(cpp_builder.get_compiler())
+        or not _is_gcc(compiler)
+        # "clang++" matches _is_gcc's "g++"
+        or _is_clang(compiler)
     ):
         return None
     header = cpp_prefix_path()
