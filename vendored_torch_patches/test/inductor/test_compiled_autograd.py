@@ -6615,8 +6615,7 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         from torch._inductor import codecache, cpp_builder
         from torch._inductor.utils import fresh_inductor_cache
 
-        compiler = cpp_builder.get_cpp_compiler()
-        if not cpp_builder._is_gcc(compiler) or cpp_builder._is_clang(compiler):
+        if cpp_builder.is_clang() or not cpp_builder.is_gcc():
             self.skipTest("precompiled headers are built for GCC")
 
         # each layer its own width, so that its kernels are not another's

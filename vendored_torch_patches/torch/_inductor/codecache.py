@@ -104,6 +104,7 @@ from torch._inductor.cpp_builder import (
     get_compiler_version_info,
     get_name_and_dir_from_output_file_path,
     normalize_path_separator,
+    run_compile_cmd,
 )
 from torch._inductor.cpu_vec_isa import pick_vec_isa
 from torch._inductor.runtime.compile_tasks import (
@@ -2177,20 +2178,16 @@ def _precompile_prefix_header(cpp_builder: CppBuilder, pch: str) -> None:
             cmd = cpp_builder.get_precompiled_header_command_line(header, tmp)
             start = time()
             try:
-                subprocess.check_output(
-                    shlex.split(cmd), cwd=pch_dir, stderr=subprocess.STDOUT
-                )
+                run_compile_cmd(cmd, cwd=pch_dir)
                 os.replace(tmp, pch)
                 log.debug("precompiled %s in %.1f s: %s", header, time() - start, cmd)
-            except (OSError, subprocess.CalledProcessError) as e:
+            except (OSError, exc.CppCompileError) as e:
                 with _pch_lock:
                     _pch_failed.add(pch)
-                output = getattr(e, "output", b"") or b""
                 log.warning(
-                    "Inductor could not precompile %s; its kernels are built without: %s %s",
+                    "Inductor could not precompile %s; its kernels are built without: %s",
                     header,
                     e,
-                    output.decode(errors="replace")[-2000:],
                 )
             finally:
                 if os.path.exists(tmp):
