@@ -5658,14 +5658,46 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
     def test_functional_copy_slices_as_strided(self):
         self._copy_slices_check(lambda y: y.as_strided((2, 2), (1, 2), 1).mul_(2))
 
-    def test_functional_copy_slices_view_fn_is_refused(self):
-        a = torch.randn(3, 3, dtype=torch.complex64, requires_grad=True)
-        b = torch.view_as_real(a.clone())
-        b += 1
-        with self.assertRaisesRegex(
-            RuntimeError, "view_fn not supported by compiled autograd"
-        ):
-            self._captured_graphs(lambda: b.sum().backward())
+    def _check_copy_slices_with_a_view_fn_runs_eagerly(self, fn, make_input):
+        # a CopySlices whose view has a view_fn (a C++ closure) is one
+        # ops.eager_node call that runs the live node; grads equal eager's
+        eager_input, input = make_input(), make_input()
+        fn(eager_input)
+        counters["compiled_autograd"].clear()
+        graphs = self._captured_graphs(
+            lambda: fn(input), make_compiler_fn(fullgraph=False)
+        )
+        self.assertEqual(input.grad, eager_input.grad)
+        self.assertEqual(len(graphs), 1)
+        self.assertIn("ops.eager_node", self._call_targets(graphs[0]))
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+
+    def test_functional_copy_slices_of_view_as_real_runs_eagerly(self):
+        # view_as_real changes the dtype: no as_strided replays it, so its
+        # CopySlices keeps a view_fn (stock 2.6 and 2.7 raise "view_fn not
+        # supported by compiled autograd")
+        def fn(a):
+            b = torch.view_as_real(a.clone())
+            b.mul_(2)
+            (b * b).sum().backward()
+
+        self._check_copy_slices_with_a_view_fn_runs_eagerly(
+            fn,
+            lambda: torch.ones(3, 3, dtype=torch.complex64)
+            .mul(1 + 2j)
+            .requires_grad_(),
+        )
+
+    def test_functional_copy_slices_under_view_replay_runs_eagerly(self):
+        def fn(a):
+            with torch.autograd._force_original_view_tracking(True):
+                b = a.clone()
+                b[1:].mul_(a[:2].detach() + 1)
+            (b * b).sum().backward()
+
+        self._check_copy_slices_with_a_view_fn_runs_eagerly(
+            fn, lambda: torch.arange(12.0).view(3, 4).requires_grad_()
+        )
 
     def _two_tensor_check(self, f, make_inputs, compiler_fn):
         # grads of a compiled forward, backward under compiled autograd,

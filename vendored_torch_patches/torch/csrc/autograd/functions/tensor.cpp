@@ -236,7 +236,15 @@ void CopySlices::release_variables() {
 }
 
 void CopySlices::compiled_args(CompiledNodeArgs& args) {
-  TORCH_CHECK(!view_fn, "view_fn not supported by compiled autograd")
+  if (view_fn) {
+    // [compiled autograd] A view_fn (view replay on, a base without
+    // as_strided, view_as_real...) is a C++ closure: nothing describes it to
+    // compiled autograd, so this node runs eagerly in the graph, its own
+    // apply_impl on the real grads (see the nodes that run eagerly in
+    // python_compiled_autograd.cpp).  Said before anything is collected.
+    throw std::runtime_error(
+        "compiled_args not implemented: CopySlices with a view_fn");
+  }
   TORCH_INTERNAL_ASSERT((bool)fn);
   args.collect(base);
   args.collect(view);
@@ -313,7 +321,7 @@ static torch::autograd::InputMetadata copy_slices_metadata(
 // then fn (itself an opaque call), then ops.CopySlices_epilogue(result, fn's
 // grad 0, view geometry) -> result.  The geometry is the SavedVariables'
 // (sizes lifted by compiled_args), never the metadata of the fake grads.
-// (view_fn is refused by compiled_args.)
+// (With a view_fn the node runs eagerly instead: see compiled_args.)
 variable_list CopySlices::apply_with_saved(
     const variable_list& grads,
     SwapSavedVariables& saved) {
