@@ -15,15 +15,18 @@ rank.  Models and ops: reparameterized ``torch.distributions`` with a KL term,
 per-sample losses under ``torch.func.vmap``, an encoder-decoder ``nn.Transformer`` with
 padding and causal masks, an ``nn.Embedding`` with ``max_norm``, GroupNorm, InstanceNorm,
 BatchNorm without running stats and LayerNorm without affine, index_add/scatter_reduce/
-topk/gather/cumsum, bf16 parameters, and expand/as_strided/unfold views of a parameter.
-Each runs over two or more batch sizes or steps.
+topk/gather/cumsum, bf16 parameters, expand/as_strided/unfold views of a parameter, and a
+complex layer scaled in place through ``view_as_real``.  Each runs over two or more batch
+sizes or steps.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all twenty-three with ``aot_eager``: one capture where
+0/1.  The patched wheel passes all twenty-four with ``aot_eager``: one capture where
 only ``ctx`` attributes change, two where a later backward accumulates into existing
 grads or what the backward runs changes (a frozen layer, float64), three where an
 input's grad, or dropout, goes off and on again.  Stock 2.6.0 gets the
-expand/as_strided program's grads wrong; stock 2.7.0 passes all.  Both take a capture
+expand/as_strided program's grads wrong; stock 2.6.0 and 2.7.0 refuse the in-place
+``view_as_real`` ("view_fn not supported by compiled autograd"), which the stack runs
+eagerly in the graph.  Both take a capture
 more than the wheel where the forward has unused outputs (four for the custom Function,
 three for the compiled forward: theirs specialize on the batch size) and for the
 compiled training step.  What fails on all three sides is not here: anomaly mode and
@@ -348,11 +351,25 @@ def expand_as_strided_unfold(flag):
     return [w.grad.clone()]
 
 
+def complex_in_place_views(flag):
+    # a complex layer whose activations are scaled in place through view_as_real: the
+    # CopySlices holds a view_fn, which stock 2.6 and 2.7 refuse; the stack runs it eagerly
+    torch.manual_seed(0); w = nn.Parameter(torch.randn(4, 4, dtype=torch.complex64))
+    with ca(flag):
+        for bs in (3, 5):
+            torch.manual_seed(bs); z = torch.randn(bs, 4, dtype=torch.complex64) @ w
+            r = torch.view_as_real(z)
+            r[..., 1].mul_(0.5)
+            r.pow(2).sum().backward()
+    return [w.grad.clone()]
+
+
 PROGRAMS = [freeze_between_steps, dtype_change, input_requires_grad_toggle, train_eval_dropout, unused_parameters,
             ctx_attributes_change_per_step, needs_input_grad_toggle, save_on_cpu, saved_tensors_hooks,
             unused_output_materialize_both_ways, compiled_forward_unused_outputs, node_hooks, backward_under_no_grad,
             compiled_step_calls_backward, ddp_one_rank, distributions_kl, vmap_per_sample_loss, transformer_masks,
-            embedding_max_norm, norm_layers, scatter_gather_topk, bf16_parameters, expand_as_strided_unfold]
+            embedding_max_norm, norm_layers, scatter_gather_topk, bf16_parameters, expand_as_strided_unfold,
+            complex_in_place_views]
 
 
 if __name__ == "__main__":

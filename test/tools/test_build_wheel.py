@@ -294,12 +294,14 @@ def test_runtime_programs_give_eager_results_on_the_wheel(wheel_venv):
     # examples/runtime_programs.py: what changes between steps (frozen layers, dtype, requires_grad,
     # train/eval, ctx attributes, needs_input_grad) and the runtime's features (saved-tensor hooks,
     # materialize_grads, node hooks, DDP, a compiled step that calls backward, ...)
-    lines = program_verdicts(wheel_venv, "runtime_programs.py", 23)
+    lines = program_verdicts(wheel_venv, "runtime_programs.py", 24)
     # new ctx attribute values are read at run time, not baked into the capture
     assert lines["ctx_attributes_change_per_step"] == "ok captures=1"
     # unused outputs and a compiled step over new batch sizes: a capture fewer than stock 2.6 and 2.7
     assert [lines[name] for name in ("unused_output_materialize_both_ways", "compiled_forward_unused_outputs",
                                      "compiled_step_calls_backward")] == ["ok captures=2"] * 3
+    # in-place through view_as_real: its CopySlices runs eagerly in the graph (stock 2.6 and 2.7 raise)
+    assert lines["complex_in_place_views"] == "ok captures=2"
     assert all(v in ("ok captures=1", "ok captures=2", "ok captures=3") for v in lines.values())
 
 
