@@ -241,9 +241,9 @@ void CopySlices::compiled_args(CompiledNodeArgs& args) {
     // as_strided, view_as_real...) is a C++ closure: nothing describes it to
     // compiled autograd, so this node runs eagerly in the graph, its own
     // apply_impl on the real grads (see the nodes that run eagerly in
-    // python_compiled_autograd.cpp).  Said before anything is collected.
-    throw std::runtime_error(
-        "compiled_args not implemented: CopySlices with a view_fn");
+    // python_compiled_autograd.cpp).  Said, with the default's own error,
+    // before anything is collected.
+    Node::compiled_args(args);
   }
   TORCH_INTERNAL_ASSERT((bool)fn);
   args.collect(base);
