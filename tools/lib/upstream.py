@@ -42,6 +42,8 @@ the areas the stack touches.  Why these files (all exist at v2.6.0):
   forward and backward (P6's goal).
 * ``dynamo/test_activation_checkpointing.py`` -- checkpointing, some of it
   under CA (recomputation inside a CA-captured backward).
+* ``dynamo/test_bytecode_utils.py`` -- Dynamo's bytecode helpers; P38 shares
+  an inlined function's cleaned bytecode between the tracers that inline it.
 
 Not chosen: ``distributed/...`` (needs a process group), the compiled
 optimizer tests (no autograd graph), OpInfo-wide suites beyond aotdispatch
@@ -132,6 +134,8 @@ _REPLICATE_SUITE = Suite("distributed/_composable/test_replicate_with_compiler.p
                          why="DDP and replicate() with compiled autograd, 2 gloo ranks on CPU (P18)", estimate_s=80)
 _RECOMPILES_SUITE = Suite("dynamo/test_recompiles.py",
                           why="Dynamo's recompile guards, a global dict looked up by a local Tensor (P21)", estimate_s=20)
+_BYTECODE_SUITE = Suite("dynamo/test_bytecode_utils.py",
+                        why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P38)", estimate_s=15)
 
 FULL = Profile(
     name="full",
@@ -154,6 +158,7 @@ FULL = Profile(
         Suite(DTENSOR_COMPILE, why="DTensor under torch.compile and compiled autograd (P10/P11/P19/P20)", estimate_s=160),
         _REPLICATE_SUITE,
         _RECOMPILES_SUITE,
+        _BYTECODE_SUITE,
     ),
 )
 
@@ -176,6 +181,7 @@ CI = Profile(
               estimate_s=100),
         _REPLICATE_SUITE,
         _RECOMPILES_SUITE,
+        _BYTECODE_SUITE,
     ),
 )
 
