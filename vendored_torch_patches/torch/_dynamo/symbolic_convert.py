@@ -3061,23 +3061,21 @@ if sys.version_info >= (3, 11):
     ]
 
 
-# The cleaned bytecode of each function Dynamo has inlined, by code object.  A function inlined
-# again (a method called for every layer of a model, a generator recursing through a module
-# tree) reuses its instructions instead of disassembling and rewriting its bytecode again.
-# Sharing one list between tracers is sound because a tracer never mutates its instructions:
-# an inlining tracer cannot graph-break (no resume function is built from them) and the
-# line-number pass run here is the only write.  Weak keys: an entry goes with its code.
-_inlined_instructions: "weakref.WeakKeyDictionary[types.CodeType, List[Instruction]]" = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def inlined_instructions(code: types.CodeType) -> List[Instruction]:
-    instructions = _inlined_instructions.get(code)
+    """The cleaned bytecode of a function Dynamo inlines, made once per code object
+    and kept in its code context: a function inlined again (a method called for
+    every layer of a model, a generator recursing through a module tree) reuses its
+    instructions instead of disassembling and rewriting its bytecode again. Sharing
+    one list between tracers is sound because a tracer never mutates its
+    instructions: an inlining tracer cannot graph-break (no resume function is
+    built from them) and the line-number pass run here is the only write. The code
+    context is weak-keyed and torch._dynamo.reset() clears it."""
+    ctx = code_context.get_context(code)
+    instructions = ctx.get("inlined_instructions")
     if instructions is None:
         instructions = cleaned_instructions(code)
         propagate_line_nums(instructions)
-        _inlined_instructions[code] = instructions
+        ctx["inlined_instructions"] = instructions
     return instructions
 
 
