@@ -337,12 +337,14 @@ def test_profiles_are_frozen_data_and_name_existing_files(pinned_source):
             if s.k:
                 Expression.compile(s.k)  # a valid -k expression
     full_files = [s.file for s in up.FULL.suites]
-    # full: every test, except test_aotdispatch's op sweeps (hours, documented)
+    # full: every test, except test_aotdispatch's op sweeps (hours, documented) and test_fx's
+    # TestFX (its setUp loads a torchbind test library the wheels do not ship)
     assert {s.file: s.k for s in up.FULL.suites if s.k} == {
-        "functorch/test_aotdispatch.py": "not TestEagerFusionOpInfo and not TestEagerFusionModuleInfo"}
+        "functorch/test_aotdispatch.py": "not TestEagerFusionOpInfo and not TestEagerFusionModuleInfo",
+        "test_fx.py": "not TestFX"}
     assert {s.file for s in up.CI.suites} <= set(full_files)
     assert all(s.estimate_s > 0 for p in up.PROFILES.values() for s in p.suites)
-    assert up.CI.estimate_s <= 40 * 60
+    assert up.CI.estimate_s <= 41 * 60
 
 
 def test_every_file_of_the_full_profile_has_a_measured_baseline():

@@ -136,6 +136,11 @@ _RECOMPILES_SUITE = Suite("dynamo/test_recompiles.py",
                           why="Dynamo's recompile guards, a global dict looked up by a local Tensor (P21)", estimate_s=20)
 _BYTECODE_SUITE = Suite("dynamo/test_bytecode_utils.py",
                         why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P38)", estimate_s=15)
+# TestFX's setUp loads a torchbind test library that the wheels do not ship: every other class
+# (the fx passes' suites it imports, functional and vision tracing, the API surface)
+_FX_SUITE = Suite("test_fx.py", k="not TestFX",
+                  why="fx graphs: Node argument normalization, users, find-nodes filing, the passes (P39)",
+                  estimate_s=45)
 
 FULL = Profile(
     name="full",
@@ -159,12 +164,13 @@ FULL = Profile(
         _REPLICATE_SUITE,
         _RECOMPILES_SUITE,
         _BYTECODE_SUITE,
+        _FX_SUITE,
     ),
 )
 
 CI = Profile(
     name="ci",
-    summary="all of test_compiled_autograd.py + -k selections in the areas the stack touches (<= 40 min cold, 2 cores)",
+    summary="all of test_compiled_autograd.py + -k selections in the areas the stack touches (<= 41 min cold, 2 cores)",
     suites=(
         Suite(TCA, why="compiled autograd itself (every patch)", estimate_s=1650),
         Suite("test_autograd.py", k=_K_AUTOGRAD, why="eager hooks, Functions, views/CopySlices, saved tensors (348/636)",
@@ -182,6 +188,7 @@ CI = Profile(
         _REPLICATE_SUITE,
         _RECOMPILES_SUITE,
         _BYTECODE_SUITE,
+        _FX_SUITE,
     ),
 )
 
