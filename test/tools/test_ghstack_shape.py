@@ -36,7 +36,7 @@ def test_sample_stack_exported_and_applied_has_the_ghstack_shape(pin_clone, tmp_
     assert git(repo, "rev-parse", f"{commits[0]}^1") == git(repo, "rev-parse", "v2.6.0^{commit}")
     for commit in commits:
         message = git(repo, "log", "-1", "--format=%B", commit)
-        assert message.startswith(("[compiled autograd] ", "[functional autograd] ", "[DTensor] ", "[dynamo] ", "[inductor] "))
+        assert message.startswith(("[compiled autograd] ", "[functional autograd] ", "[DTensor] ", "[dynamo] ", "[inductor] ", "[fx] "))
         assert "\nTest Plan:" in message and "ghstack-source-id" not in message
 
     # The check is about the stack as a whole: a wrong series or a shorter stack is caught.
@@ -107,7 +107,7 @@ def test_stack_not_on_the_pin_is_reported(bare_pin):
 
 
 @pytest.mark.parametrize("message, problem", [
-    ("Do a thing\n\nWhy.\n\nTest Plan: ci\n", "subject 'Do a thing' does not start with [compiled autograd] or [functional autograd] or [DTensor] or [dynamo] or [inductor]"),
+    ("Do a thing\n\nWhy.\n\nTest Plan: ci\n", "subject 'Do a thing' does not start with [compiled autograd] or [functional autograd] or [DTensor] or [dynamo] or [inductor] or [fx]"),
     ("[compiled autograd] Do a thing\n\nTest Plan: ci\n", "the message has no body (say what the change does and why)"),
     ("[compiled autograd] Do a thing\n\nWhy it matters.\n", "the message has no `Test Plan:` section"),
     ("[compiled autograd] Do a thing\nWhy, on the subject's next line.\n\nTest Plan: ci\n", "the subject is not followed by a blank line"),

@@ -4,7 +4,7 @@
 so the stack must be: linear (no merges), sitting directly on the pin (the
 bottom commit's first parent is the base), one commit per ``series`` entry, and
 every message upstream-style: a ``[compiled autograd]``,
-``[functional autograd]``, ``[DTensor]``, ``[dynamo]`` or ``[inductor]`` subject, a body that says what and why, and a
+``[functional autograd]``, ``[DTensor]``, ``[dynamo]``, ``[inductor]`` or ``[fx]`` subject, a body that says what and why, and a
 ``Test Plan:`` section.  Trailers ghstack writes itself (``ghstack-source-id``,
 ``Pull Request resolved``, ...) must not be duplicated inside a message or
 shared between two commits: ghstack would then update the wrong pull request
@@ -23,7 +23,7 @@ from typing import Sequence
 from tools.lib import patchfile
 from tools.lib.shell import Shell
 
-SUBJECT_PREFIXES = ("[compiled autograd]", "[functional autograd]", "[DTensor]", "[dynamo]", "[inductor]")
+SUBJECT_PREFIXES = ("[compiled autograd]", "[functional autograd]", "[DTensor]", "[dynamo]", "[inductor]", "[fx]")
 
 # Trailers ghstack reads back (one per commit, unique across the stack).
 GHSTACK_TRAILERS = ("ghstack-source-id", "ghstack-comment-id", "pull request resolved", "pull-request-resolved", "pull-request")
