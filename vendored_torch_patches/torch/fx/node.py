@@ -915,16 +915,16 @@ def _map_nodes(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
     """``map_arg`` without its check of ``fn``: the exact built-in containers and the
     atomic types are dispatched on ``type(a)``; anything else (NamedTuples, slices,
     subclasses) goes through ``map_aggregate``, which normalizes it the same way."""
-    t = type(a)
-    if t is Node:
+    cls = type(a)
+    if cls is Node:
         return fn(a)
-    if t in _ATOMIC_ARG_TYPES:
+    if cls in _ATOMIC_ARG_TYPES:
         return a
-    if t is tuple:
+    if cls is tuple:
         return tuple([_map_nodes(elem, fn) for elem in a])
-    if t is list or t is immutable_list:
+    if cls is list or cls is immutable_list:
         return immutable_list([_map_nodes(elem, fn) for elem in a])
-    if t is dict or t is immutable_dict:
+    if cls is dict or cls is immutable_dict:
         rv = immutable_dict()
         for k, v in a.items():
             dict.__setitem__(rv, k, _map_nodes(v, fn))
@@ -946,10 +946,10 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """
     Apply fn to each Node appearing arg. arg may be a list, tuple, slice, or dict with string keys.
     """
-    t = type(a)
-    if t is Node or t in _ATOMIC_ARG_TYPES:
+    cls = type(a)
+    if cls is Node or cls in _ATOMIC_ARG_TYPES:
         return fn(a)
-    if t is tuple:
+    if cls is tuple:
         return tuple([map_aggregate(elem, fn) for elem in a])
     if isinstance(a, tuple):
         t = tuple([map_aggregate(elem, fn) for elem in a])
