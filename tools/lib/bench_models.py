@@ -332,7 +332,7 @@ def render(outcomes: Sequence[Outcome], models: Sequence[Model], backends: Seque
 _MODE_TITLES = {
     "accuracy": "### Accuracy (`--training --accuracy`): the harness's verdict (CA captures/compiles), wall time",
     "performance": (f"### Performance (`--training --performance --repeat {PERFORMANCE_REPEAT}`): speedup over eager, "
-                    "the harness's compilation latency (first compiled step minus an eager one; in brackets the part "
+                    "the harness's compilation latency (five compiled training steps, the first compiling, minus five eager ones; in brackets the part "
                     "spent waiting for Inductor's C++ kernel builds), (CA captures/compiles)"),
     "sizes": ("### Sizes: one process, one training step per size (batch sizes, then a shorter sequence for HF); "
               "counts after each step (the forward compiled the harness's way, the backward under compiled autograd "

@@ -2055,10 +2055,10 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
         # [functional autograd] a function not marked traceable is no longer
         # refused: its backward is one opaque op that Dynamo does not trace
         # into; it graph-breaks and the op runs eagerly.  With fullgraph=False
-        # the capture compiles the graphs before and after the break, once
-        # for both sizes (no duck sizing ties x's 10 rows to its 10 columns).
+        # the capture compiles the graphs before and after the break, and
+        # again at 20 rows (duck sizing ties x's 10 rows to its 10 columns).
         self.check_output_and_recompiles(
-            fn, count=[1, 2], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     @scoped_load_inline
@@ -2113,9 +2113,10 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node_saved_int_list, m) {
 
         # the saved shape's ints are size inputs, not constants keyed by
         # value: one capture for all three sizes (the op runs eagerly, a graph
-        # break, so the graphs before and after it are compiled)
+        # break, so the graphs before and after it are compiled, and again at
+        # 20 rows: duck sizing ties x's 10 rows to its 10 columns)
         self.check_output_and_recompiles(
-            fn, count=[1, 2], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     @scoped_load_inline
@@ -2186,8 +2187,10 @@ torch::Tensor mul_in_place(torch::Tensor x) {
                 yield x.grad
 
         # the marks are forward-only: the capture neither collects them nor
-        # refuses a function that made them
-        self.check_output_and_recompiles(fn)
+        # refuses a function that made them (one capture; Dynamo compiles its
+        # graph again at 20 rows: duck sizing ties x's 10 rows to its 10
+        # columns)
+        self.check_output_and_recompiles(fn, count=[1, 2])
 
     # Plain Node subclasses, as an extension writes them (no compiled_args):
     # PlainSquareBackward saves its input; HalfCollectingBackward collects a
@@ -2260,7 +2263,9 @@ torch::Tensor half_collecting_identity(const torch::Tensor& x) {
         # [compiled autograd] a node that cannot describe itself to compiled
         # autograd (an extension's plain Node subclass, a prebuilt
         # extension's C++ autograd Function) is one opaque call that runs the
-        # live node: Dynamo graph-breaks on it
+        # live node: Dynamo graph-breaks on it (the graphs before and after
+        # it compile again at 20 rows: duck sizing ties x's 10 rows to its 10
+        # columns)
         module = self.load_plain_nodes(load_inline, "plain_square")
 
         def fn():
@@ -2270,7 +2275,7 @@ torch::Tensor half_collecting_identity(const torch::Tensor& x) {
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=[1, 2], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     @scoped_load_inline
@@ -3946,11 +3951,11 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 yield x.grad
 
         # one capture, compiled as the graphs before, at and after the break,
-        # each once: the compiler is dynamic, and the graph of a dynamic
-        # capture compiles without duck sizing (x is 4x4 first)
+        # and the first and last again at 5 rows: the compiler is dynamic,
+        # and duck sizing ties x's 4 rows to its 4 columns at the first size
         self.check_output_and_recompiles(
             fn,
-            count=[1, 3],
+            count=[1, 5],
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
@@ -4263,8 +4268,8 @@ aot0_mm_2: aten.mm.default""",
     def test_functional_aot_backward_with_saved_symints(self):
         # A dynamic region saves SymInts for its backward.  The copied graph
         # takes them from the capture's sizes, dynamic from the first
-        # capture: the other batch sizes reuse it, and its one dynamic
-        # compile (a dynamic capture's graph compiles without duck sizing).
+        # capture: the other batch sizes reuse it.  Dynamo compiles its graph
+        # again at batch 6 (duck sizing ties x's 4 rows to its 4 columns).
         @torch.compile(backend="aot_eager", dynamic=True)
         def f(x, w):
             return (x.reshape(-1, 2) * w).sin().reshape(x.shape[0], -1)
@@ -4288,7 +4293,7 @@ aot0_mm_2: aten.mm.default""",
             compiled_autograd.AutogradCompilerInstance, "proxy_call_aot_backward", spy
         ):
             self.check_output_and_recompiles(
-                fn, count=[1, 1], compiler_fn=make_compiler_fn(backend="aot_eager")
+                fn, count=[1, 2], compiler_fn=make_compiler_fn(backend="aot_eager")
             )
         self.assertEqual(len(symints), 1)
         self.assertGreater(min(symints), 0)
@@ -5045,16 +5050,88 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
-    def test_dynamic_compile_of_the_graph_does_not_tie_a_batch_to_an_equal_width(
+    def test_dynamic_compile_of_the_graph_makes_one_symbol_per_size_value(self):
+        # a dynamic=True compile of a dynamic capture's graph duck sizes its
+        # inputs as Dynamo does any graph's: the dims and size inputs of one
+        # value (but 0 and 1) are one symbol, not one each that the ops on
+        # fakes then find equal (a guard and a replacement each; seconds on
+        # a transformer)
+        values = []
+
+        def backend(gm, example_inputs):
+            shape_env = torch._guards.detect_fake_mode(example_inputs).shape_env
+            values.append(sorted(shape_env.var_to_val.values()))
+            return aot_eager(gm, example_inputs)
+
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9], width=7),
+            count=[1, 0],  # the backend counts the compiles
+            compiler_fn=lambda gm: torch.compile(
+                gm, backend=backend, fullgraph=True, dynamic=True
+            ),
+        )
+        (first,) = values
+        sizes = [v for v in first if v > 1]  # 0 and 1 are not duck sized
+        self.assertIn(6, sizes)
+        self.assertEqual(len(sizes), len(set(sizes)))
+
+    def test_dynamic_compile_of_the_graph_recompiles_once_a_tie_by_chance_breaks(
         self,
     ):
-        # batch 5 and width 5: a saved activation is 5x5.  Duck sizing
-        # would make its two dims one symbol, and batch 9 recompile; the
-        # graph of a dynamic capture is compiled without it
+        # batch 5 and width 5: a saved activation is 5x5, and duck sizing
+        # makes its two dims one symbol; batch 9 breaks the tie and Dynamo
+        # compiles the graph again (the capture is reused), as it does a
+        # forward whose inputs are tied by chance
         self.check_output_and_recompiles(
             self._mlp_over_batches([5, 9, 12, 20], width=5),
-            count=[1, 1],
+            count=[1, 2],
             compiler_fn=make_compiler_fn(dynamic=True, backend="aot_eager"),
+        )
+
+    def test_dynamo_gathers_a_retraced_graph_s_node_meta_once_per_code_object(
+        self,
+    ):
+        # Dynamo retracing a GraphModule (as it does a compiled autograd
+        # graph) copies each node's meta from the original graph's: the list
+        # of those metas is made once for the graph's code, not for every
+        # node traced (O(nodes^2) for a graph of 10k nodes)
+        def f(x):
+            for _ in range(40):
+                x = x.sin()
+            return x
+
+        gm = torch.fx.symbolic_trace(f)
+        for node in gm.graph.nodes:
+            node.meta["stack_trace"] = f"the original {node.name}"
+        reads = 0
+        nodes = torch.fx.Graph.nodes
+
+        def counted(graph):
+            nonlocal reads
+            if graph is gm.graph:
+                reads += 1
+            return nodes.fget(graph)
+
+        traced = []
+
+        def backend(gm_, example_inputs):
+            traced.append(gm_)
+            return gm_
+
+        with mock.patch.object(torch.fx.Graph, "nodes", property(counted)):
+            out = torch.compile(gm, backend=backend, fullgraph=True)(torch.ones(3))
+        self.assertEqual(out, f(torch.ones(3)))
+        self.assertEqual(reads, 1)
+        (graph,) = traced
+        self.assertEqual(
+            [
+                n.meta.get("stack_trace")
+                for n in graph.graph.find_nodes(op="call_method", target="sin")
+            ],
+            [
+                f"the original {n.name}"
+                for n in gm.graph.find_nodes(op="call_method", target="sin")
+            ],
         )
 
     def _size_inputs_of_compiled_graphs(self, fn, of=lambda n: n.name):

@@ -2230,21 +2230,23 @@ compiled_autograd_enabled_force_eager = False
 in_compiled_autograd_region = False
 
 # [compiled autograd] whether the graph running is a dynamic capture's: its
-# sizes are inputs, and Dynamo compiles it without duck sizing (see
-# OutputGraph's ShapeEnv), except for the sizes that automatic dynamic makes
-# symbols (see duck_sizes_changed_size_input)
+# sizes are inputs, and the ones that Dynamo makes symbols are duck sized (see
+# duck_sizes_changed_size_input)
 in_dynamic_compiled_autograd_graph = False
 
 
 def duck_sizes_changed_size_input(source) -> bool:
-    """Whether Dynamo duck sizes the size input ``source`` that automatic
-    dynamic makes a symbol (it changed since the graph's first compile).
-    One batch-dependent size is a size input once per node that saved it (a
-    view's sizes, a saved tensor's), and ops on fakes found each symbol
-    equal to the others, a guard and a replacement each: duck sizing gives
-    the changed inputs of one value one symbol, guarded equal (a tie by
-    chance recompiles when it breaks).  Model dims are constants in that
-    compile, so no size ties to one.  Not with
+    """Whether Dynamo duck sizes the size input ``source`` that it makes a
+    symbol: one that changed since the graph's first compile (automatic
+    dynamic), or any in a compile that makes every input dynamic
+    (``torch.compile(dynamic=True)``, which duck sizes the graph's Tensor
+    inputs too, as it does any graph's).  One batch-dependent size is a size
+    input once per node that saved it (a view's sizes, a saved tensor's),
+    and ops on fakes found each symbol equal to the others, a guard and a
+    replacement each: duck sizing gives the inputs of one value one symbol,
+    guarded equal (a tie by chance recompiles when it breaks).  At an
+    automatic dynamic recompile model dims are constants, so no size ties to
+    one.  Not with
     config.compiled_autograd_dynamic_graph_inputs, whose first compile makes
     every size a symbol (see AutogradCompilerInstance.mark_graph_inputs_dynamic)."""
     return (

@@ -315,18 +315,6 @@ class OutputGraph:
             allow_dynamic_output_shape_ops=config.capture_dynamic_output_shape_ops,
             prefer_deferred_runtime_asserts_over_guards=config.prefer_deferred_runtime_asserts_over_guards,
             allow_complex_guards_as_runtime_asserts=config.allow_complex_guards_as_runtime_asserts,
-            # [compiled autograd] a dynamic capture's graph gets its sizes
-            # as inputs (and the relations between them from the capture),
-            # so duck sizing (equal sizes made one symbol) would only tie a
-            # batch-dependent size to a model dim of the same value by
-            # chance, and recompile at the next batch size.  Automatic
-            # dynamic makes only the sizes that changed symbols, which duck
-            # sizing ties to no model dim (see
-            # compiled_autograd.duck_sizes_changed_size_input)
-            duck_shape=False
-            if torch._dynamo.compiled_autograd.in_dynamic_compiled_autograd_graph
-            and not config.assume_static_by_default
-            else None,
             co_fields=self.co_fields,
         )
 
@@ -2030,13 +2018,14 @@ class SubgraphTracer(fx.Tracer):
                 self.prev_inst = cur_inst
 
         # update reference to original meta if we're tracing a new code object
-        is_retracing = False
+        # [dynamo] once per code object: a GraphModule's meta is a list of all
+        # its nodes', and made for every proxy it cost O(nodes) each, O(nodes^2)
+        # for a retraced graph (a compiled autograd graph of 10k nodes: seconds)
         if tx.f_code is not self._cur_code:
             orig_graphmodule_maybe = code_context.get_context(tx.f_code).get(
                 "orig_graphmodule", lambda: None
             )()
             if isinstance(orig_graphmodule_maybe, torch.fx.GraphModule):
-                is_retracing = True
                 self._orig_gm_meta = [
                     nd.meta for nd in orig_graphmodule_maybe.graph.nodes
                 ]
@@ -2048,6 +2037,8 @@ class SubgraphTracer(fx.Tracer):
                 self._orig_gm_meta = None
                 self._orig_gm_lineno_map = None
                 self._orig_gm_firstlineno = None
+            self._cur_code = tx.f_code
+        is_retracing = self._orig_gm_meta is not None
         nn_module_stack = tx.nn_module_stack
         if nn_module_stack:
             rv.node.meta["nn_module_stack"] = nn_module_stack.copy()

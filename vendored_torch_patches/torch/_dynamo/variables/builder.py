@@ -1844,20 +1844,6 @@ class VariableBuilder:
                 and frame_state_entry.scalar is auto_dynamic
             ):
                 dynamic_dim = get_automatic_dynamic_shapes_mark_as()
-                # [compiled autograd] a size input of a dynamic capture's
-                # graph is a real size (lifted from a saved tensor's shape,
-                # a view's sizes), and the sizes of one batch-dependent dim
-                # are lifted once per node that saved them: the ones that
-                # changed are duck sized, one symbol per value, instead of a
-                # symbol each that ops then find equal to each other
-                if (
-                    dynamic_dim is DimDynamic.DYNAMIC
-                    and value not in (0, 1)
-                    and torch._dynamo.compiled_autograd.duck_sizes_changed_size_input(
-                        self.source
-                    )
-                ):
-                    dynamic_dim = DimDynamic.DUCK
             elif not config.assume_static_by_default:
                 dynamic_dim = DimDynamic.DYNAMIC
             else:  # assume_static_by_default
@@ -1865,6 +1851,27 @@ class VariableBuilder:
                 # for some reason it doesn't
                 self.install_guards(GuardBuilder.CONSTANT_MATCH)
                 return ConstantVariable.create(value=value)
+            # [compiled autograd] a size input of a dynamic capture's graph
+            # is a real size (lifted from a saved tensor's shape, a view's
+            # sizes), and the sizes of one batch-dependent dim are lifted once
+            # per node that saved them: the ones made symbols (that changed,
+            # or all in a dynamic=True compile) are duck sized, one symbol per
+            # value, instead of a symbol each that ops then find equal to
+            # each other; not onto a symbol of that value that a guard has
+            # since made a constant (then the size input is a symbol of its own)
+            duck_to = shape_env.val_to_var.get(value)
+            if (
+                dynamic_dim is DimDynamic.DYNAMIC
+                and value not in (0, 1)
+                and torch._dynamo.compiled_autograd.duck_sizes_changed_size_input(
+                    self.source
+                )
+                and (
+                    duck_to is None
+                    or isinstance(shape_env.replace(duck_to), sympy.Symbol)
+                )
+            ):
+                dynamic_dim = DimDynamic.DUCK
 
             wrapped_value = shape_env.create_unspecified_symint_and_symbol(
                 value,
