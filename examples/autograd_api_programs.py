@@ -16,10 +16,13 @@ reentrant checkpointing, a custom Function with ``mark_dirty`` and
 CPU ``GradScaler`` and grad clipping, ``retain_grad()`` on an activation and a view of it,
 a weight of a Tensor subclass Dynamo cannot trace (``LoggingTensor``); and four with a ``torch.compile``d forward: tied
 weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, attention with a
-padding mask, and module backward hooks on every layer of an MLP.  Each runs over two or three batch sizes or sequence lengths.
+padding mask, and module backward hooks on every layer of an MLP; ``index_put`` with
+``accumulate`` and ``masked_scatter``; a custom Function with ``setup_context`` and
+``generate_vmap_rule`` under ``torch.vmap``.  Most run over two or three batch sizes or
+sequence lengths.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all twenty-three; stock 2.6.0 and 2.7.0 pass twenty: they
+0/1.  The patched wheel passes all twenty-five; stock 2.6.0 and 2.7.0 pass twenty-two: they
 never call the first layer's full backward hook (its input needs no grad) after a
 compiled forward, they leave the subclass weight's grad None (the graph they run
 eagerly accumulates it into the inner Tensor), and they refuse ``retain_grad()``
@@ -303,12 +306,45 @@ def compiled_module_hooks_every_layer(flag):
     return [p.grad.clone() for p in m.parameters()] + [torch.stack(seen)]
 
 
+
+def index_put_accumulate(flag):
+    # index_put with accumulate (repeated indices add up) and masked_scatter, into a zeros buffer
+    torch.manual_seed(0); w = torch.randn(10, 4, requires_grad=True); idx = torch.tensor([1, 3, 3, 7])
+    z = torch.zeros(10, 4).index_put((idx,), w[:4] * 2, accumulate=True)
+    y = z.masked_scatter(z > 0, w.sigmoid())
+    with ca(flag): (y * torch.arange(40.0).view(10, 4)).sum().backward()
+    return [w.grad]
+
+
+def vmap_rule_function(flag):
+    # a custom Function with setup_context and generate_vmap_rule, applied under torch.vmap
+    class Cube(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x**3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    torch.manual_seed(0); x = torch.randn(4, 3, requires_grad=True)
+    with ca(flag): torch.vmap(Cube.apply)(x).sum().backward()
+    return [x.grad]
+
+
 PROGRAMS = [tied_weights, channels_last_grad_layout, accumulated_grad_is_the_same_tensor, zero_grad_keeps_grads,
             sparse_embedding, qat_fake_quant, orthogonal_parametrization, spectral_norm_and_pruning,
             attention_padding_mask, nonleaf_hook_in_place, functional_call, reentrant_checkpoint,
             mark_dirty_function, packed_lstm, backward_inputs_subset, grad_allow_unused_materialize,
             grad_scaler_bf16, retain_grad_intermediates, untraceable_subclass_weight, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask,
-            compiled_module_hooks_every_layer]
+            compiled_module_hooks_every_layer, index_put_accumulate, vmap_rule_function]
 
 
 if __name__ == "__main__":

@@ -15,17 +15,20 @@ image sizes, a torch.library custom op with a registered backward, nested
 checkpoints, a spatial transformer (affine_grid, grid_sample, a fractional max-pool,
 soft-shrink) over batch sizes, a complex-valued layer with a float64 FFT head, a
 vector-Jacobian product (autograd.grad with grad_outputs, backward(gradient=...))
-over batch sizes, and a hand-written MLP of plain Tensors whose hooks step one Adam
-per weight, kept in a global dict keyed by the weight.
+over batch sizes, a hand-written MLP of plain Tensors whose hooks step one Adam
+per weight, kept in a global dict keyed by the weight, a checkpointed block with dropout
+(the recompute replays the forward's RNG state), a LoRA adapter on a frozen layer, a
+``torch.compile``d flex_attention with a causal score_mod, and a float16 model.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1. The patched wheel passes all twenty-seven, each in one capture (two for the
+0/1. The patched wheel passes all thirty-one, each in one capture (two for the
 retained graph's second backward, for the first accumulation into existing grads, as
 everywhere, and for the vector-Jacobian program's two backward graphs). Stock torch
-2.6.0 fails ten (in-place ops on views, and the per-weight optimizers of plain Tensors,
+2.6.0 fails eleven (in-place ops on views, and the per-weight optimizers of plain Tensors,
 give wrong grads; selective checkpointing, the TwoTensor compiled forward, tensor
 parallelism, the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling
-decoder, the spatial transformer and the complex/float64 program raise) and stock 2.7.0
+decoder, the spatial transformer, the complex/float64 program and the compiled
+flex_attention raise) and stock 2.7.0
 six (the checkpointed custom Function, the nested checkpoints, tensor parallelism, the
 upsampling decoder and the spatial transformer raise; the per-weight optimizers step the
 first weight's optimizer for every weight), both recapturing for each new batch size or
@@ -397,12 +400,60 @@ def vector_jacobian(flag):
         out += grads(m) + [gx]
     return out
 
+
+def checkpoint_dropout(flag):
+    # a checkpointed block with dropout: the recompute in backward replays the forward's RNG state
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.GELU(), nn.Linear(16, 8)); out = []
+    for bs in (4, 6):
+        m.zero_grad(); x = torch.randn(bs, 8); torch.manual_seed(bs)
+        y = torch.utils.checkpoint.checkpoint(m, x, use_reentrant=False)
+        with ca(flag): y.sum().backward()
+        out += grads(m)
+    return out
+
+
+def lora_frozen_base(flag):
+    # a LoRA adapter on a frozen linear layer, AdamW on the adapter only, over batch sizes
+    torch.manual_seed(0); base = nn.Linear(16, 16).requires_grad_(False)
+    a = nn.Parameter(torch.randn(4, 16) * 0.1); b = nn.Parameter(torch.zeros(16, 4))
+    opt = torch.optim.AdamW([a, b], lr=1e-2)
+    for bs in (3, 5, 7):
+        x = torch.randn(bs, 16)
+        with ca(flag): (base(x) + x @ a.t() @ b.t()).pow(2).mean().backward()
+        opt.step(); opt.zero_grad(set_to_none=False)
+    return [a.detach().clone(), b.detach().clone()]
+
+
+def flex_attention_compiled(flag):
+    # torch.compile'd flex_attention with a causal score_mod (a higher-order op's backward)
+    from torch.nn.attention.flex_attention import flex_attention
+
+    def causal(score, b, h, q_idx, kv_idx):
+        return torch.where(q_idx >= kv_idx, score, -float("inf"))
+
+    torch.manual_seed(0); q, k, v = (torch.randn(1, 2, 16, 8, requires_grad=True) for _ in range(3))
+    attend = torch.compile(flex_attention, backend="aot_eager")
+    with ca(flag): attend(q, k, v, score_mod=causal).pow(2).sum().backward()
+    return [q.grad, k.grad, v.grad]
+
+
+def fp16_model(flag):
+    # a float16 model on CPU (half grads, a LayerNorm), the loss in float32
+    torch.manual_seed(0); m = nn.Sequential(nn.Linear(8, 8), nn.LayerNorm(8), nn.Linear(8, 2)).half(); out = []
+    for bs in (4, 6):
+        m.zero_grad()
+        with ca(flag): m(torch.randn(bs, 8).half()).float().sum().backward()
+        out += [g.float() for g in grads(m)]
+    return out
+
+
 PROGRAMS = [mlp_adam, conv_bn, compiled_fwd_model, module_hooks, autocast_bf16, embedding_attention,
             custom_function_and_checkpoint, selective_checkpoint, inplace_views, rnn, retain_and_grad_api,
             two_tensor_compiled_forward, tensor_parallel, grad_accumulation, gradient_penalty, weight_norm_ctc_fft,
             custom_function_flags, compiled_dynamic_graph_break, multi_grad_hooks, optimizer_in_backward,
             upsampling_decoder, library_custom_op, nested_checkpoint, spatial_transformer, complex_float64,
-            vector_jacobian, optimizer_step_per_tensor]
+            vector_jacobian, optimizer_step_per_tensor, checkpoint_dropout, lora_frozen_base,
+            flex_attention_compiled, fp16_model]
 
 
 def same(ref, got):
