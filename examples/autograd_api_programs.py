@@ -18,18 +18,25 @@ a weight of a Tensor subclass Dynamo cannot trace (``LoggingTensor``); and four 
 weights with AdamW, a channels_last BatchNorm convnet with momentum SGD, attention with a
 padding mask, and module backward hooks on every layer of an MLP; ``index_put`` with
 ``accumulate`` and ``masked_scatter``; a custom Function with ``setup_context`` and
-``generate_vmap_rule`` under ``torch.vmap``.  Most run over two or three batch sizes or
+``generate_vmap_rule`` under ``torch.vmap``; a TorchScript submodule (its backward a
+``DifferentiableGraphBackward`` once profiled), EmbeddingBags (sum with per-sample weights,
+max), the ``weight_norm`` parametrization, a bidirectional GRU, and a frozen BatchNorm with
+GroupNorm and InstanceNorm.  Most run over two or three batch sizes or
 sequence lengths.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all twenty-five; stock 2.6.0 and 2.7.0 pass twenty-two: they
+0/1.  The patched wheel passes all thirty; stock 2.6.0 passes twenty-five and 2.7.0
+twenty-six.  Both refuse the TorchScript submodule ("compiled_args not implemented:
+DifferentiableGraphBackward"; the wheel runs that node eagerly in the graph), stock 2.6.0
+the ``weight_norm`` parametrization (no fake kernel for its backward), and they
 never call the first layer's full backward hook (its input needs no grad) after a
 compiled forward, they leave the subclass weight's grad None (the graph they run
 eagerly accumulates it into the inner Tensor), and they refuse ``retain_grad()``
 ("retains_grad_hooks not implemented for compiled autograd").  The wheel takes one capture, or two where a later backward
-accumulates into existing grads (a new capture everywhere) or a compiled forward
-recompiles at its first new size; stock 2.6.0 and 2.7.0 also recapture at a new size
-where the wheel does not, in seven programs.
+accumulates into existing grads (a new capture everywhere), a compiled forward
+recompiles at its first new size, the graph itself grows (the GRU unrolled over a longer
+sequence) or TorchScript's profiling swaps in a new node; stock 2.6.0 and 2.7.0 also recapture at a new size
+where the wheel does not, in eight programs.
 
     python examples/autograd_api_programs.py [aot_eager|inductor]
 """
@@ -339,12 +346,75 @@ def vmap_rule_function(flag):
     return [x.grad]
 
 
+
+def jit_script_submodule(flag):
+    # a TorchScript submodule: after its profiling runs its backward is a DifferentiableGraphBackward
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return torch.tanh(self.lin(x)) * 2
+
+    torch.manual_seed(0); block = torch.jit.script(Block()); head = nn.Linear(8, 1); out = []
+    for _ in range(4):
+        block.zero_grad(); head.zero_grad()
+        with ca(flag): head(block(torch.randn(4, 8))).sum().backward()
+        out += grads(block) + grads(head)
+    return out
+
+
+def embedding_bags(flag):
+    # EmbeddingBag in sum mode with per_sample_weights beside one in max mode, one loss
+    torch.manual_seed(0); bag_sum = nn.EmbeddingBag(20, 4, mode="sum"); bag_max = nn.EmbeddingBag(20, 4, mode="max")
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]); offsets = torch.tensor([0, 4]); psw = torch.rand(8, requires_grad=True)
+    with ca(flag):
+        (bag_sum(idx, offsets, per_sample_weights=psw).pow(2).sum() + bag_max(idx, offsets).pow(2).sum()).backward()
+    return grads(bag_sum) + grads(bag_max) + [psw.grad]
+
+
+def weight_norm_parametrization(flag):
+    # nn.utils.parametrizations.weight_norm (_weight_norm_interface's backward), over batch sizes
+    torch.manual_seed(0); m = nn.utils.parametrizations.weight_norm(nn.Linear(5, 3)); out = []
+    for bs in (2, 4):
+        m.zero_grad()
+        with ca(flag): m(torch.randn(bs, 5)).pow(2).sum().backward()
+        out += grads(m)
+    return out
+
+
+def bidirectional_gru(flag):
+    # a two-layer bidirectional GRU over sequence lengths, its output and final state in the loss
+    torch.manual_seed(0); gru = nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True); out = []
+    for length in (5, 7):
+        gru.zero_grad(); y, h = gru(torch.randn(2, length, 4))
+        with ca(flag): (y.sum() + h.pow(2).sum()).backward()
+        out += grads(gru)
+    return out
+
+
+def frozen_bn_group_instance_norm(flag):
+    # a BatchNorm in eval mode between a conv and GroupNorm / InstanceNorm(affine), over batch sizes
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.GroupNorm(2, 4),
+                      nn.InstanceNorm2d(4, affine=True))
+    m[1].eval(); out = []
+    for bs in (2, 3):
+        m.zero_grad()
+        with ca(flag): m(torch.randn(bs, 3, 6, 6)).pow(2).sum().backward()
+        out += grads(m)
+    return out
+
+
 PROGRAMS = [tied_weights, channels_last_grad_layout, accumulated_grad_is_the_same_tensor, zero_grad_keeps_grads,
             sparse_embedding, qat_fake_quant, orthogonal_parametrization, spectral_norm_and_pruning,
             attention_padding_mask, nonleaf_hook_in_place, functional_call, reentrant_checkpoint,
             mark_dirty_function, packed_lstm, backward_inputs_subset, grad_allow_unused_materialize,
             grad_scaler_bf16, retain_grad_intermediates, untraceable_subclass_weight, compiled_tied_adamw, compiled_channels_last_bn, compiled_attention_padding_mask,
-            compiled_module_hooks_every_layer, index_put_accumulate, vmap_rule_function]
+            compiled_module_hooks_every_layer, index_put_accumulate, vmap_rule_function,
+            jit_script_submodule, embedding_bags, weight_norm_parametrization, bidirectional_gru,
+            frozen_bn_group_instance_norm]
 
 
 if __name__ == "__main__":
