@@ -287,7 +287,7 @@ def test_autograd_api_programs_give_eager_results_on_the_wheel(wheel_venv):
     # recompiles at its first new size; one where nothing changes but the batch size
     assert {name for name, v in lines.items() if v == "ok captures=1"} == {
         "sparse_embedding", "grad_allow_unused_materialize", "grad_scaler_bf16", "index_put_accumulate",
-        "vmap_rule_function", "embedding_bags", "weight_norm_parametrization", "frozen_bn_group_instance_norm"}
+        "vmap_rule_function", "embedding_bags", "weight_norm_parametrization", "frozen_batchnorm"}
     assert all(v in ("ok captures=1", "ok captures=2") for v in lines.values())
 
 
