@@ -6803,6 +6803,98 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(headers, [])
         self.assertFalse(any(".gch" in out for out in outputs))
 
+    def _backward_with_inductor_recording_builds(self, patches):
+        # An eager forward; its backward compiled by compiled autograd with Inductor
+        # in a fresh cache, under the Inductor config `patches`. Returns (grads, eager
+        # grads, events): in order, "submit" for a C++ build queued on the compile
+        # threads, "build" for one that compiles (the module's load calls a queued
+        # build again once it is done, to find its library built), "load" for an
+        # output module loaded.
+        from torch._inductor import codecache
+        from torch._inductor.async_compile import AsyncCompile
+        from torch._inductor.utils import fresh_inductor_cache
+
+        torch.manual_seed(0)
+        model = nn.Sequential(
+            *[
+                nn.Sequential(nn.Linear(8 + i, 9 + i), nn.LayerNorm(9 + i), nn.GELU())
+                for i in range(3)
+            ]
+        )
+        x = torch.randn(4, 8)
+        model(x).sum().backward()
+        expected = [p.grad for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+
+        events = []
+        submit, build = AsyncCompile.submit, codecache._worker_compile_cpp
+        load = codecache.PyCodeCache.load_by_key_path
+
+        def recording(event, fn):
+            def record(*args, **kwargs):
+                events.append(event)
+                return fn(*args, **kwargs)
+
+            return record
+
+        def recording_build(lock_path, cpp_builder, *args, **kwargs):
+            if not os.path.exists(cpp_builder.get_target_file_path()):
+                events.append("build")
+            return build(lock_path, cpp_builder, *args, **kwargs)
+
+        with fresh_inductor_cache(), inductor_config.patch(
+            {"cpp.precompiled_header_min_kernels": 0, **patches}
+        ), mock.patch.object(
+            AsyncCompile, "submit", staticmethod(recording("submit", submit))
+        ), mock.patch.object(
+            codecache, "_worker_compile_cpp", recording_build
+        ), mock.patch.object(
+            codecache.PyCodeCache,
+            "load_by_key_path",
+            staticmethod(recording("load", load)),
+        ):
+            with compiled_autograd._enable(make_compiler_fn(dynamic=False)):
+                model(x).sum().backward()
+        return [p.grad for p in model.parameters()], expected, events
+
+    def test_inductor_kernel_builds_start_while_the_graph_is_generated(self):
+        # Each C++ kernel's build is queued as its code is generated, before the
+        # output module loads, and the module's load finds it: each kernel is built
+        # once. The grads are eager's.
+        grads, expected, events = self._backward_with_inductor_recording_builds(
+            {"compile_threads": 2}
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(events.count("load"), 1)
+        before_load = events[: events.index("load")]
+        self.assertGreater(before_load.count("submit"), 2)
+        self.assertEqual(before_load.count("submit"), events.count("submit"))
+        self.assertEqual(events.count("build"), events.count("submit"))
+
+    def test_inductor_kernel_builds_wait_for_the_module_load_when_turned_off(self):
+        grads, expected, events = self._backward_with_inductor_recording_builds(
+            {"compile_threads": 2, "cpp.build_kernels_during_codegen": False}
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(events.count("load"), 1)
+        self.assertEqual(events[: events.index("load")], [])
+        self.assertGreater(events.count("build"), 2)
+        self.assertEqual(events.count("build"), events.count("submit"))
+
+    def test_inductor_kernel_builds_without_compile_threads_run_at_the_module_load(
+        self,
+    ):
+        # One compile thread: the module builds each kernel as it loads, and
+        # nothing is built during the codegen.
+        grads, expected, events = self._backward_with_inductor_recording_builds(
+            {"compile_threads": 1}
+        )
+        self.assertEqual(grads, expected)
+        self.assertEqual(events.count("load"), 1)
+        self.assertEqual(events[: events.index("load")], [])
+        self.assertEqual(events.count("submit"), 0)
+        self.assertGreater(events.count("build"), 2)
+
 
 def load_test_module(name):
     testdir = Path(__file__).absolute().parent.parent
