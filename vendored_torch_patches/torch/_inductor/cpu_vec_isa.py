@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Union
 
 import torch
 from torch._inductor import config
@@ -413,13 +413,12 @@ class _LazyVecISAList(Sequence[VecISA]):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._checked: Optional[Iterator[VecISA]] = None
+        # a generator: no check runs before the first next()
+        self._checked = _checked_vec_isas()
         self._valid: List[VecISA] = []
 
     def _has(self, index: int) -> bool:
         with self._lock:
-            if self._checked is None:
-                self._checked = _checked_vec_isas()
             while len(self._valid) <= index:
                 isa = next(self._checked, None)
                 if isa is None:
@@ -450,9 +449,7 @@ class _LazyVecISAList(Sequence[VecISA]):
 _valid_vec_isas = _LazyVecISAList()
 
 
-# Cache the cpuinfo to avoid I/O overhead. Meanwhile, the cpuinfo content
-# might have too much redundant content that is useless for ISA check. Hence,
-# we only cache some key isa information.
+# The verdicts are kept by _valid_vec_isas; the cache keeps the one list.
 @functools.lru_cache(None)
 def valid_vec_isa_list() -> List[VecISA]:
     return list(_valid_vec_isas)
