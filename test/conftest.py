@@ -62,6 +62,19 @@ def run_tool(name: str, *args: str | Path, env: dict[str, str] | None = None, pr
     return ToolResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+# Fixtures that need the pinned source, a torch venv, the overlay or a wheel (minutes each on a cold
+# cache): a test that uses one, directly or through another fixture, is marked ``slow``, so that
+# ``pytest -m "not slow"`` is the fast tier.  Tests that reach those through a tool without such a
+# fixture carry ``@pytest.mark.slow`` themselves.
+SLOW_FIXTURES = frozenset({"pinned_source", "stock_python", "overlay"})
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def pinned_source() -> Path:
     """The real PyTorch v2.6.0 source as a git checkout (fetched once into the cache)."""
