@@ -61,31 +61,22 @@ class ReleaseTarball:
     url: str
     tarball: str
     unpacks_to: str
-    # Lowercase hex: the whole digest, or only its first digits when that is all that is known.
-    sha256: str
+    sha256: str  # the whole digest, lowercase hex
     sha256_origin: str
 
-    @property
-    def sha256_complete(self) -> bool:
-        return len(self.sha256) == 64
-
     def matches(self, digest: str, expected: str | None = None) -> bool:
-        """Whether ``digest`` is ``expected`` (default: the recorded value; a prefix matches its start)."""
-        want = (expected or self.sha256).lower()
-        return digest == want if len(want) == 64 else digest.startswith(want)
+        """Whether ``digest`` is ``expected`` (default: the recorded digest)."""
+        return digest == (expected or self.sha256).lower()
 
 
 RELEASE = ReleaseTarball(
     url=f"https://github.com/pytorch/pytorch/releases/download/{PIN.git_tag}/pytorch-{PIN.git_tag}.tar.gz",
     tarball=f"pytorch-{PIN.git_tag}.tar.gz",
     unpacks_to=f"pytorch-{PIN.git_tag}",
-    # TO VERIFY: only the first 23 hex digits are recorded, the ones conda-forge's pytorch 2.6.0 recipe
-    # has (as noted in the project's design notes); the file could not be downloaded where this was
-    # written.  Record the full digest here once it is checked against the release page.  Until then
-    # the check compares these digits (92 bits), `--sha256 HEX` checks a full digest instead, and the
-    # unpacked tree is verified by content against patches/pin.sha256 either way.
-    sha256="3005690eb7b083c443a38c7",
-    sha256_origin="conda-forge's pytorch 2.6.0 recipe (first 23 hex digits; the full value is unverified)",
+    # The release asset's digest as conda-forge's pytorch-cpu-feedstock recipe for 2.6.0 records it
+    # (recipe/meta.yaml); the unpacked tree is verified by content against patches/pin.sha256 as well.
+    sha256="3005690eb7b083c443a38c7657938af63902f524ad87a6c83f1aca38c77e3b57",
+    sha256_origin="conda-forge's pytorch 2.6.0 recipe",
 )
 
 # Files checked on every tree even when the stack does not touch them: the

@@ -339,7 +339,7 @@ def _check_release_digest(path: Path, digest: str, sha256: str | None, *, delete
         return
     if delete:
         path.unlink(missing_ok=True)
-    expected = f"{sha256} (--sha256)" if sha256 else f"{RELEASE.sha256}{'' if RELEASE.sha256_complete else '...'} (recorded: {RELEASE.sha256_origin})"
+    expected = f"{sha256} (--sha256)" if sha256 else f"{RELEASE.sha256} (recorded: {RELEASE.sha256_origin})"
     raise ui.UserError(
         f"{path} has sha256 {digest}, expected {expected}; "
         + ("deleted it: the download is corrupt or not PyTorch's release" if delete else "not using it")
