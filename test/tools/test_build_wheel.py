@@ -162,6 +162,22 @@ def test_plain_venv_with_the_wheel_runs_the_stack_without_preload(wheel_venv):
     assert run_py(wheel_venv, "-c", "import iniconfig").returncode == 0  # the user's package is still there
 
 
+def test_torch_version_is_the_wheel_s_and_keeps_the_cuda_version(fca_wheel, wheel_venv):
+    proc = run_py(wheel_venv, "-c", "import torch; print(torch.__version__, torch.version.cuda)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [wheel.WheelName.parse(fca_wheel.name).version, "12.4"]
+
+
+def test_set_version_replaces_only_the_version_line():
+    from tools.lib.overlay import package
+
+    stock = b"__all__ = ['__version__', 'cuda']\n__version__ = '2.6.0+cu124'\ncuda: Optional[str] = '12.4'\n"
+    assert package.set_version(stock, "2.6.0+fca.abc") == (
+        b"__all__ = ['__version__', 'cuda']\n__version__ = '2.6.0+fca.abc'\ncuda: Optional[str] = '12.4'\n")
+    with pytest.raises(ValueError, match="has 0 `__version__ = ` lines"):
+        package.set_version(b"cuda = '12.4'\n", "2.6.0+fca.abc")
+
+
 def test_torch_use_rtld_global_loads_the_stack_too(wheel_venv):
     # torch/__init__.py's other branch: libtorch loaded with RTLD_GLOBAL
     proc = run_py(wheel_venv, "-c", PROBE, MUL_APPLY_WITH_SAVED, env=clean_env(TORCH_USE_RTLD_GLOBAL="1"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 from tools.lib import paths, stock_wheel, ui, wheel
@@ -46,6 +47,17 @@ def version_of(stack_id: str) -> str:
     return VERSION_PREFIX + stack_id
 
 
+def set_version(version_py: bytes, version: str) -> bytes:
+    """``torch/version.py`` with ``__version__`` set to ``version`` (the wheel's own, so ``collect_env``
+    and bug reports say which stack is installed); the rest (``cuda``, ``git_version``) is kept."""
+    lines = version_py.decode().splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if line.startswith("__version__ = ")]
+    if len(hits) != 1:
+        raise ValueError(f"torch/version.py has {len(hits)} `__version__ = ` lines, expected 1")
+    lines[hits[0]] = f"__version__ = {version!r}\n"
+    return "".join(lines).encode()
+
+
 def wheel_files(built: ob.Built) -> dict[str, bytes]:
     """Patched .py/.pyi files and headers at their place in the wheel."""
     p = built.prepared
@@ -66,7 +78,7 @@ def _inputs_key(stock: Path, name: wheel.WheelName, files: dict[str, bytes]) -> 
     code that rewrites (wheel.py) and hooks torch/__init__.py (torch_hook.py)."""
     st = stock.stat()
     h = hashlib.sha256(f"{stock.name}:{st.st_size}:{st.st_mtime_ns}:{name.filename}:{GENERATOR}\n".encode())
-    for module in (wheel, torch_hook):
+    for module in (wheel, torch_hook, sys.modules[__name__]):
         h.update(Path(module.__file__).read_bytes())
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
@@ -104,11 +116,11 @@ def make(built: ob.Built, out_dir: Path, prune: bool = False) -> Made:
     }
     files = wheel_files(built)
     init_rel = "torch/__init__.py"
-    init_edit = {}
+    edits = {"torch/version.py": lambda data: set_version(data, name.version)}
     if init_rel in files:  # the stack changes it: hook its version
         files[init_rel] = torch_hook.patch_init(files[init_rel].decode()).encode()
     else:
-        init_edit[init_rel] = lambda data: torch_hook.patch_init(data.decode()).encode()
+        edits[init_rel] = lambda data: torch_hook.patch_init(data.decode()).encode()
     files[f"torch/lib/{torch_hook.LIB_NAME}"] = lib.read_bytes()
     files[f"torch/lib/{torch_hook.STAMP_NAME}"] = (json.dumps(stamp, indent=1, sort_keys=True) + "\n").encode()
 
@@ -119,7 +131,7 @@ def make(built: ob.Built, out_dir: Path, prune: bool = False) -> Made:
     if counts is None:
         with ui.step(f"write {out.name} from {stock.name}"):
             try:
-                counts = wheel.rewrite(stock, out, name, wheel.Change(files, init_edit), GENERATOR)
+                counts = wheel.rewrite(stock, out, name, wheel.Change(files, edits), GENERATOR)
             except ValueError as err:
                 raise ui.OperationFailed(f"cannot make the wheel from {stock}: {err}") from None
         key_file.write_text(json.dumps({"key": key, "counts": counts}) + "\n")
