@@ -39,6 +39,7 @@ setup(
             "fca-lint=tools.lint_stack:entry",
             "fca-rebase=tools.rebase_stack:entry",
             "fca-check-prefixes=tools.check_prefixes:entry",
+            "fca-gpu-check=tools.gpu_check:entry",
         ]
     },
 )

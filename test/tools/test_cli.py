@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_tool
 
-TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source", "build_wheel"]
+TOOLS = ["apply_patches", "export_patches", "vendor", "squash", "fetch_pinned_source", "build_wheel", "gpu_check"]
 ALL_TOOLS = TOOLS + ["overlay", "run_upstream_tests", "build_torch", "bench", "lint_stack", "rebase_stack", "check_prefixes"]
 
 
