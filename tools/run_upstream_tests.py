@@ -57,7 +57,7 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib import upstream as up
-from tools.lib.shell import Shell
+from tools.lib.shell import Shell, kill_group
 
 OVERLAY_TOOL = paths.REPO_ROOT / "tools" / "overlay.py"
 HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
@@ -377,15 +377,6 @@ def probe(target: Target, sh: Shell) -> None:
 
 # -- running one file -----------------------------------------------------------------------
 
-def write_plugin(junit_dir: Path) -> Path:
-    plugin_dir = junit_dir / ".plugin"
-    plugin_dir.mkdir(parents=True, exist_ok=True)
-    f = plugin_dir / f"{up.PLUGIN_MODULE}.py"
-    if not f.is_file() or f.read_text() != up.PLUGIN_SOURCE:
-        f.write_text(up.PLUGIN_SOURCE)
-    return plugin_dir
-
-
 def upstream_has_shard_options(tests_dir: Path) -> bool:
     conftest = tests_dir / "conftest.py"
     return conftest.is_file() and "shard_addoptions" in conftest.read_text(errors="replace") \
@@ -449,7 +440,7 @@ class Runner:
         self.target = target
         self.junit_dir = junit_dir
         self.sh = sh
-        self.plugin_dir = write_plugin(junit_dir)
+        self.plugin_dir = up.write_plugin(junit_dir)
         self.cache_env = cache_env(cache, target.cache_key)
         self.shard = up.parse_shard(args.shard) if args.shard else None
         self.upstream_shard = upstream_has_shard_options(target.tests_dir)
@@ -554,7 +545,7 @@ class Runner:
                 if now - t0 > limit:
                     for i, proc in enumerate(procs):
                         if i not in rcs:
-                            _kill_group(proc)
+                            kill_group(proc)
                     problem = f"timed out after {ui.fmt_seconds(limit)} (--timeout); results up to then are from the progress log"
                     return [_verdict(rcs[i], part.log) if i in rcs else (None, problem) for i, part in enumerate(parts)]
                 if now >= next_beat:
@@ -563,7 +554,7 @@ class Runner:
                             f"{ui.fmt_seconds(now - t0)} in this file")
         except KeyboardInterrupt:
             for proc in procs:
-                _kill_group(proc)
+                kill_group(proc)
             raise
         finally:
             for tee in tees:
@@ -624,20 +615,6 @@ def _tee(stream, logf) -> None:
         logf.flush()
         sys.stderr.write(chunk.decode(errors="replace"))
         sys.stderr.flush()
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Stop the pytest we started and its children (its own session/process group)."""
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def _signame(n: int) -> str:

@@ -1,5 +1,6 @@
-"""tools/gpu_check.py: the GPU readiness check.  No GPU, no torch, no venv here: the CPU path, the plan,
-the input checks, and the run itself on fake venvs whose python plays torch, pytest and the programs."""
+"""tools/gpu_check.py and tools/lib/gpu_check*.py: the GPU readiness check.  No GPU, no torch, no venv here:
+the CPU path, the plan, the input checks, and the run itself on fake venvs whose python plays torch, pytest and
+the programs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from conftest import REPO_ROOT, ToolResult, run_tool
 from tools import gpu_check as gc
+from tools.lib import gpu_check as gcl
 from tools.lib import ui
 from tools.lib import upstream as up
 
@@ -35,7 +37,7 @@ def inputs(tmp_path):
     tree = tmp_path / "tree"
     (tree / "test" / "inductor").mkdir(parents=True)
     (tree / "test" / "conftest.py").write_text("")
-    (tree / "test" / up.TCA).write_bytes(gc.VENDORED_TESTS.read_bytes())
+    (tree / "test" / up.TCA).write_bytes(gcl.VENDORED_TESTS.read_bytes())
     return {"wheel": wheel, "house": house, "tree": tree, "report": tmp_path / "report"}
 
 
@@ -109,7 +111,7 @@ def test_plan_prints_each_command_line_and_budget_and_runs_nothing(inputs):
             + shlex.join([str(r / "wheel/venv/bin/python"), *pip, str(inputs["wheel"].resolve()), "-r", str(lock)])) in lines
     assert ("   stock: $ PIP_DISABLE_PIP_VERSION_CHECK=1 "
             + shlex.join([str(r / "stock/venv/bin/python"), *pip, "-r", str(lock)])) in lines
-    node_ids = [f"{up.TCA}::{t}" for t, _ in gc.CUDA_TESTS]
+    node_ids = [f"{up.TCA}::{t}" for t, _ in gcl.CUDA_TESTS]
     assert (f"   stock: $ cd {tests} && PYTHONPATH={r / '.plugin'} FCA_UPSTREAM_STATE={r / 'stock/tests-state'} "
             f"TORCHINDUCTOR_CACHE_DIR={r / 'stock/caches/inductor'} TORCH_EXTENSIONS_DIR={r / 'stock/caches/extensions'} "
             + shlex.join([str(r / "stock/venv/bin/python"), "-m", "pytest", "-p", "no:cacheprovider", "-p",
@@ -127,8 +129,8 @@ def test_plan_prints_each_command_line_and_budget_and_runs_nothing(inputs):
 
 
 def test_the_budgets_fit_eight_minutes():
-    assert all(step.budget_s > 0 for step in gc.STEPS)
-    assert sum(step.budget_s for step in gc.STEPS) <= gc.TOTAL_BUDGET_S == 480
+    assert all(step.budget_s > 0 for step in gcl.STEPS)
+    assert sum(step.budget_s for step in gcl.STEPS) <= gcl.TOTAL_BUDGET_S == 480
 
 
 def test_reused_venvs_leave_their_venv_and_install_steps_out(inputs, tmp_path):
@@ -203,23 +205,23 @@ def test_wrong_inputs_are_named(inputs, tmp_path):
 
 def test_the_cuda_tests_are_the_ones_the_cpu_baseline_skips_and_exist_unchanged_by_the_stack():
     baseline = up.load_baseline(up.EXPECTATIONS_DIR, up.TCA)
-    chosen = [t for t, _ in gc.CUDA_TESTS]
+    chosen = [t for t, _ in gcl.CUDA_TESTS]
     assert len(set(chosen)) == len(chosen) == 16
     assert all(t in baseline.tests for t in chosen)  # upstream's own tests, not the stack's new ones
     assert {t for t, o in baseline.tests.items() if o == "skipped"} <= set(chosen)
-    vendored = gc.VENDORED_TESTS.read_text()
+    vendored = gcl.VENDORED_TESTS.read_text()
     for test in chosen:
         if test.startswith("TestCompiledAutograd::"):
             assert f"def {test.split('::')[1]}(" in vendored
 
 
 def test_the_programs_script_compiles_and_lists_its_programs(tmp_path):
-    py_compile.compile(str(gc.PROGRAMS_SCRIPT), cfile=str(tmp_path / "cuda_programs.pyc"), doraise=True)
-    names = gc.program_names()
+    py_compile.compile(str(gcl.PROGRAMS_SCRIPT), cfile=str(tmp_path / "cuda_programs.pyc"), doraise=True)
+    names = gcl.program_names()
     assert names == ["cuda_mlp", "cuda_transformer", "side_stream_backward", "cudagraphs_cpu_scalars",
                      "cpp_function_cuda", "cpp_function_cpu_scalar_cudagraphs", "activation_checkpointing",
                      "dtensor_nccl"]
-    source = gc.PROGRAMS_SCRIPT.read_text()
+    source = gcl.PROGRAMS_SCRIPT.read_text()
     assert all(f"\ndef {n}(flag):" in source for n in names)
 
 
@@ -278,7 +280,7 @@ def fake_venv(root: Path, patched: bool, tests=None, programs=None, cuda=True, s
     probe = {"torch": version, "cuda": "12.4", "cuda_available": cuda, "device": "NVIDIA H100 80GB HBM3" if cuda else None,
              "stack": "0123abcd" if patched else None, "python": "3.11.7"}
     (root / "fake.json").write_text(json.dumps({"probe": probe, "tests": tests or {}, "programs": programs or {},
-                                                "names": gc.program_names(), "sleep": sleep or {},
+                                                "names": gcl.program_names(), "sleep": sleep or {},
                                                 "crash": list(crash)}))
     return root
 

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -190,3 +191,17 @@ def _launching(argv: Sequence[str], where: Path | None) -> Iterator[None]:
         raise ui.UserError(f"`{argv[0]}` is not installed or not on PATH ({err.strerror}); install it and retry") from None
     except PermissionError as err:
         raise ui.UserError(f"cannot run `{argv[0]}` in {where}: {err.strerror}") from None
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Stop a process started with ``start_new_session=True`` and its children (its process group)."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

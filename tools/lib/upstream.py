@@ -408,6 +408,16 @@ class Change:
     patch: str
 
 
+def write_plugin(junit_dir: Path) -> Path:
+    """The pytest plugin (PLUGIN_SOURCE) as a module in ``junit_dir/.plugin``, for ``-p PLUGIN_MODULE``: its dir."""
+    plugin_dir = junit_dir / ".plugin"
+    plugin_dir.mkdir(parents=True, exist_ok=True)
+    f = plugin_dir / f"{PLUGIN_MODULE}.py"
+    if not f.is_file() or f.read_text() != PLUGIN_SOURCE:
+        f.write_text(PLUGIN_SOURCE)
+    return plugin_dir
+
+
 def expectation_path(exp_dir: Path, file: str) -> Path:
     return exp_dir / f"{file_slug(file)}.json"
 
