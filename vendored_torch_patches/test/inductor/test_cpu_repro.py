@@ -1840,6 +1840,36 @@ class CPUReproTests(TestCase):
     @unittest.skipIf(IS_FBCODE, "Not yet runnable in fbcode")
     @unittest.skipIf(
         platform.machine() != "x86_64" or not cpu_vec_isa.valid_vec_isa_list(),
+        "needs a valid x86 vector ISA",
+    )
+    @patch("torch.cuda.is_available", lambda: False)
+    def test_valid_vec_isas_are_checked_again_after_a_check_that_raised(self):
+        # A check that raises fails that read only: the next read checks the
+        # candidates again and gives the whole list, as the uncached list did.
+        check_build = cpu_vec_isa.VecISA.check_build
+        calls = []
+
+        def raising_once(isa, code):
+            calls.append(str(isa))
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return check_build(isa, code)
+
+        lazy = cpu_vec_isa._LazyVecISAList()
+        # the verdicts the ISA classes keep (VecISA's and VecAMX's __bool__)
+        for cls in {cpu_vec_isa.VecISA, *map(type, cpu_vec_isa.supported_vec_isa_list)}:
+            for verdicts in vars(cls).values():
+                if hasattr(verdicts, "cache_clear"):
+                    verdicts.cache_clear()
+        with patch.object(cpu_vec_isa.VecISA, "check_build", raising_once):
+            with self.assertRaises(KeyboardInterrupt):
+                list(lazy)
+            self.assertEqual(list(lazy), cpu_vec_isa.valid_vec_isa_list())
+        self.assertGreater(len(calls), 1)
+
+    @unittest.skipIf(IS_FBCODE, "Not yet runnable in fbcode")
+    @unittest.skipIf(
+        platform.machine() != "x86_64" or not cpu_vec_isa.valid_vec_isa_list(),
         "Does not support vectorization or not x86_64 machine",
     )
     @patch("torch.cuda.is_available", lambda: False)

@@ -420,7 +420,15 @@ class _LazyVecISAList(Sequence[VecISA]):
     def _has(self, index: int) -> bool:
         with self._lock:
             while len(self._valid) <= index:
-                isa = next(self._checked, None)
+                try:
+                    isa = next(self._checked, None)
+                except BaseException:
+                    # A check that raises ends the generator. Start over at the
+                    # next read, as the uncached list did: the verdicts made so
+                    # far are kept by the ISAs, so only the failed check reruns.
+                    self._checked = _checked_vec_isas()
+                    self._valid = []
+                    raise
                 if isa is None:
                     return False
                 self._valid.append(isa)
