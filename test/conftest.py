@@ -13,6 +13,11 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# A subprocess of the suite is stopped after this long, as hung: no more.  Not a time budget: a
+# cold overlay build or a wheel's install into a fresh venv takes minutes alone and several times
+# that beside other work (CI runs the suite beside the upstream profile), so every bound is the
+# same hour, which CI's own time limit caps anyway.
+HANG_TIMEOUT = 3600
 sys.path.insert(0, str(REPO_ROOT))
 
 from tools.lib import paths  # noqa: E402
@@ -51,7 +56,7 @@ class ToolResult:
 
 
 def run_tool(name: str, *args: str | Path, env: dict[str, str] | None = None, prefix: list[str] | None = None,
-             timeout: int = 600) -> ToolResult:
+             timeout: int = HANG_TIMEOUT) -> ToolResult:
     """Run ``python tools/<name>.py ARGS`` as a user would, from the repo root."""
     full_env = dict(os.environ)
     full_env.pop("FCA_FAILPOINT", None)

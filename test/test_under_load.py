@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO_ROOT
+from conftest import HANG_TIMEOUT, REPO_ROOT
 
 SCRIPT = REPO_ROOT / "test" / "under_load.py"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=HANG_TIMEOUT)
 
 
 def test_a_passing_run_under_load_exits_0_and_says_what_the_load_did():

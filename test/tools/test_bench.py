@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_tool
+from conftest import HANG_TIMEOUT, run_tool
 from tools import bench
 from tools.lib import paths
 
@@ -209,10 +209,10 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
     script.write_text(CAPTURE_MLP_THEN_CHECK_AS_CPP_FUNCTION)
     lib = str(paths.REPO_ROOT / "tools" / "lib")
     ov = subprocess.run([str(paths.cache_dir() / "overlay" / "venv" / "bin" / "python"), str(script), lib],
-                        capture_output=True, text=True, timeout=600)
+                        capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert ov.stdout.startswith("stale: the C++ Function was traced inline"), ov.stdout + ov.stderr[-2000:]
     stock = subprocess.run([stock_python, str(script), lib],
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert stock.stdout.strip() == "no check", stock.stdout + stock.stderr[-2000:]
 
 
@@ -236,7 +236,7 @@ def test_an_up_to_date_overlay_is_used_as_it_is(overlay, monkeypatch):
 
 
 def _worker_result(argv: list[str], env: dict[str, str]) -> dict:
-    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, timeout=HANG_TIMEOUT)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     assert proc.returncode == 0 and lines, proc.stderr[-2000:]
     return json.loads(lines[-1])

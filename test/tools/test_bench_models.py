@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, run_tool
+from conftest import HANG_TIMEOUT, REPO_ROOT, run_tool
 from tools.lib import bench_models as bm
 from tools.lib.ui import UserError
 
@@ -293,7 +293,7 @@ def test_a_file_that_is_not_saved_outcomes_exits_3(tmp_path):
     assert res.returncode == 3 and "not an outcomes.json of bench.py models" in res.stderr
 
 
-def _models_on_the_stack(tmp_path, *args, timeout=1500):
+def _models_on_the_stack(tmp_path, *args, timeout=HANG_TIMEOUT):
     """``bench.py models --sides stack ARGS``, run for real: (its result, its outcomes.json)."""
     import json
 
@@ -309,7 +309,7 @@ def test_real_models_pass_the_harness_accuracy_check_on_the_stack_in_one_capture
     # The pinned tree's benchmarks/dynamo harness, unchanged, on the stack: a timm convnet with
     # in-place activations and an HF BERT-class encoder, training, compiled autograd (aot_eager).
     out = tmp_path / "models"
-    res, outcomes = _models_on_the_stack(tmp_path, "--models", "lcnet_050", "DistilBertForMaskedLM", timeout=3000)
+    res, outcomes = _models_on_the_stack(tmp_path, "--models", "lcnet_050", "DistilBertForMaskedLM", timeout=HANG_TIMEOUT)
     outcomes = {o["model"]: o for o in outcomes}
     for name in ("lcnet_050", "DistilBertForMaskedLM"):
         o = outcomes[name]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, run_tool
+from conftest import run_tool
 from tools import build_torch as bt
 from tools.lib import ui
 from tools.lib.pinned_source import READY_MARKER, release_root

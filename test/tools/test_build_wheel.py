@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, WHERE_DEFINED, run_tool
+from conftest import HANG_TIMEOUT, REPO_ROOT, WHERE_DEFINED, run_tool
 from tools.lib import bench_models, paths, stock_wheel, wheel
 from tools.lib.overlay import torch_hook
 from tools.lib.overlay.venv import share_cuda_libraries, wheelhouse
@@ -69,7 +69,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_py(venv: Path, *args: str, timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
+def run_py(venv: Path, *args: str, timeout: int = HANG_TIMEOUT, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(venv / "bin" / "python"), *args], capture_output=True, text=True, timeout=timeout,
                           env=kwargs.pop("env", clean_env()), **kwargs)
 
@@ -81,7 +81,7 @@ def probe(venv: Path) -> dict:
 
 
 def pip(venv: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_py(venv, "-m", "pip", "--disable-pip-version-check", *args, timeout=900)
+    return run_py(venv, "-m", "pip", "--disable-pip-version-check", *args, timeout=HANG_TIMEOUT)
 
 
 @pytest.fixture(scope="session")
@@ -216,7 +216,7 @@ def test_subprocess_spawn_and_torchrun_children_run_the_stack(wheel_venv, tmp_pa
     ranked = tmp_path / "ranked.py"
     ranked.write_text(f"import torch\n{CHILD}\n")
     proc = subprocess.run([str(wheel_venv / "bin" / "torchrun"), "--nproc-per-node=1", str(ranked)],
-                          capture_output=True, text=True, timeout=300, env=clean_env())
+                          capture_output=True, text=True, timeout=HANG_TIMEOUT, env=clean_env())
     assert proc.returncode == 0 and proc.stdout.split() == ["True"], proc.stderr[-2000:]
 
 
@@ -262,7 +262,7 @@ def test_cpp_extension_built_against_the_installed_headers_records_its_op(wheel_
     src = tmp_path / "square.cpp"
     src.write_text(CPP_FUNCTION)
     (tmp_path / "build").mkdir()
-    proc = run_py(wheel_venv, "-c", CPP_UNDER_CA, str(src), str(tmp_path / "build"), timeout=900)
+    proc = run_py(wheel_venv, "-c", CPP_UNDER_CA, str(src), str(tmp_path / "build"), timeout=HANG_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "['CppNode_Square']"
 
@@ -277,7 +277,7 @@ def test_example_passes_on_the_wheel(wheel_venv, script):
 def program_verdicts(venv: Path, script: str, count: int, *args: str, **kwargs) -> dict:
     """``{program: "ok captures=N"}`` of an examples/ script (run with ``args``) that prints one
     line per program and a verdict; asserts that it ran ``count`` programs, all OK."""
-    proc = run_py(venv, str(REPO_ROOT / "examples" / script), *args, timeout=900, **kwargs)
+    proc = run_py(venv, str(REPO_ROOT / "examples" / script), *args, timeout=HANG_TIMEOUT, **kwargs)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in proc.stdout.strip().splitlines()[:-1])
     assert len(lines) == count and proc.stdout.strip().endswith("verdict: OK")
@@ -432,7 +432,7 @@ def test_a_wheel_for_python_3_13_runs_the_stack_in_a_313_venv(overlay, tmp_path)
     if py is None:
         pytest.skip("no CPython 3.13 with headers here (set FCA_TEST_PYTHON313)")
     # a cold 3.13 overlay (its venv, then every TU compiled): 4 min here alone, over 10 with other jobs
-    res = run_tool("build_wheel", "--python", py, "-o", tmp_path / "dist", timeout=1800)
+    res = run_tool("build_wheel", "--python", py, "-o", tmp_path / "dist", timeout=HANG_TIMEOUT)
     assert res.returncode == 0, res.stderr[-3000:]
     (whl,) = (tmp_path / "dist").glob("torch-2.6.0+fca.*-cp313-cp313-linux_x86_64.whl")
     venv = tmp_path / "venv313"

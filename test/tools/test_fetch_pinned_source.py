@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, git, run_tool
+from conftest import HANG_TIMEOUT, REPO_ROOT, git, run_tool
 from tools import fetch_pinned_source
 from tools.lib import disk, paths, pinned_source, ui
 from tools.lib.pin import PIN, RELEASE, Manifest
@@ -70,7 +70,7 @@ def test_concurrent_fetches_after_a_killed_run_produce_one_good_checkout(pinned_
     (cache / "src" / PIN.unpacks_to / "torch").mkdir(parents=True)
     argv = [sys.executable, str(REPO_ROOT / "tools" / "fetch_pinned_source.py"), "--cache-dir", str(cache), "--tarball", str(_cached_tarball())]
     procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outs = [p.communicate(timeout=600) for p in procs]
+    outs = [p.communicate(timeout=HANG_TIMEOUT) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     root = cache / "src" / PIN.unpacks_to
     assert [o[0].strip() for o in outs] == [str(root), str(root)]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, WHERE_DEFINED, export_stack, git, run_tool
+from conftest import HANG_TIMEOUT, REPO_ROOT, WHERE_DEFINED, export_stack, git, run_tool
 from tools.lib import paths
 from tools.lib.overlay import checks, compile as cc, generated, install
 from tools.lib.overlay.venv import TORCH_VERSION, site_packages, validate_torch
@@ -30,7 +30,7 @@ MUL_VTABLE = "_ZTVN5torch8autograd9generated12MulBackward0E"
 
 
 def in_overlay(code: str, *extra: str, args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-               timeout: int = 900) -> subprocess.CompletedProcess:
+               timeout: int = HANG_TIMEOUT) -> subprocess.CompletedProcess:
     """``overlay.py [extra] run -- python -c CODE [args]``: overlay options before ``run``, script args after."""
     return subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), *extra, "run", "--", "python", "-c", textwrap.dedent(code), *args],
@@ -59,7 +59,7 @@ def test_generated_nodes_and_ca_entry_point_resolve_into_the_overlay(overlay):
     proc = subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "overlay.py"), "run", "--", "python", "-c", WHERE,
          MUL_APPLY_WITH_SAVED, CA_INIT, MUL_VTABLE],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=HANG_TIMEOUT,
     )
     assert proc.returncode == 0, proc.stderr
     resolved = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
@@ -115,7 +115,7 @@ def test_copyslices_in_the_overlay_reaches_the_engines_graph_task_through_the_br
         expected = torch.cat([x.detach() * 3, torch.full((2,), 3.0)])
         assert torch.equal(g, expected), (g, expected)
         """), 1)
-    proc = in_overlay(code, args=(COPY_SLICES_APPLY,), timeout=300)
+    proc = in_overlay(code, args=(COPY_SLICES_APPLY,), timeout=HANG_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == [COPY_SLICES_APPLY, str(overlay)]
 
@@ -380,7 +380,7 @@ def _torch_probe() -> list[str]:
     proc = subprocess.run(
         [str(VENV / "bin" / "python"), "-c", "import importlib.metadata as m, torch; "
          "print(m.version('torch'), hasattr(torch._C._dynamo.compiled_autograd, 'note_proxied_call'))"],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.split()
 
@@ -551,7 +551,7 @@ def test_clean_waits_for_a_running_build(tmp_path):
             proc.wait(timeout=3)
     finally:
         lock.release()
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=HANG_TIMEOUT)
     assert proc.returncode == 0 and "waiting for another build/clean" in err and "overlay: removed" in out
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, copy_stack, git, run_tool
+from conftest import HANG_TIMEOUT, REPO_ROOT, copy_stack, git, run_tool
 from test_rebase_stack import CONFLICT_FILE, _conflicting_fork, _fork
 
 DOC = REPO_ROOT / "docs" / "contributing.md"
@@ -59,7 +59,7 @@ def scratch(pin_clone, tmp_path: Path):
             block = block.replace(f"<{key.replace('_', ' ')}>", value)
         assert not PLACEHOLDER.search(re.sub(r"#.*", "", block)), block  # every <...> filled in
         proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=REPO_ROOT, env=env,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=HANG_TIMEOUT)
         assert proc.returncode == 0, f"{title}:\n{block}\n{proc.stdout}\n{proc.stderr}"
         return proc
 

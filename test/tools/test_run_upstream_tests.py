@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, export_stack, git, run_tool, snapshot
+from conftest import HANG_TIMEOUT, REPO_ROOT, export_stack, git, run_tool, snapshot
 from tools.lib import paths, ui
 from tools.lib import upstream as up
 
@@ -718,7 +718,7 @@ def test_a_deliberately_broken_patch_fails_the_run_with_a_readable_report(pin_cl
     ov = ["--overlay-dir", tmp_path / "ov", "--venv", tmp_path / "venv", "--stack", stack]
     test_caches = None
     try:
-        res = run_tool("overlay", *ov, "build", "--torch-src", repo, timeout=1800)  # a new venv, every TU
+        res = run_tool("overlay", *ov, "build", "--torch-src", repo, timeout=HANG_TIMEOUT)  # a new venv, every TU
         assert res.returncode == 0, res.stderr[-3000:]
         stamp = json.loads((tmp_path / "ov" / "stamp.json").read_text())
         test_caches = paths.cache_dir() / "test-caches" / stamp["stack"]

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from conftest import HANG_TIMEOUT
 from tools.lib import callgrind, ui
 
 REGION = r"""
@@ -44,7 +45,7 @@ def _count(tmp_path, lib, n: int, shape: str = "one") -> int:
     out = tmp_path / f"{shape}-n{n}" / "callgrind.out"
     out.parent.mkdir()
     proc = subprocess.run(callgrind.wrap([sys.executable, str(script), str(lib), str(n), shape], out),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert int(proc.stdout) == sum(i & 7 for i in range(n))
     return callgrind.region_instructions(out)
