@@ -2310,16 +2310,39 @@ torch::Tensor half_collecting_identity(const torch::Tensor& x) {
             backward()
         self.assertEqual(module.plain_square_backward_calls(), 3)
 
-    def test_an_op_dynamo_does_not_trace_runs_user_code(self):
-        # so a CPU scalar that feeds it is never moved to CUDA (see
-        # test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu)
+    def test_a_cpu_scalar_feeding_an_op_dynamo_does_not_trace_stays_on_cpu(self):
+        # An op that runs the live node eagerly runs user code, which keeps
+        # what it saved: with CUDA inputs and cudagraphs, a saved CPU scalar
+        # that feeds it is not moved to CUDA; one feeding a generated node's
+        # op is (as in test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu)
+        from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+        graph = torch.fx.Graph()
+        inputs = graph.placeholder("inputs")
+        for name in compiled_autograd._graph_placeholders[1:]:
+            graph.placeholder(name)
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            vals = [torch.empty(3, device="cuda"), torch.tensor(2.0), torch.tensor(3.0)]
+        items = []
+        for i, v in enumerate(vals):
+            items.append(graph.call_function(operator.getitem, (inputs, i)))
+            items[-1].meta["val"] = v
+
         def fn(grads, *packed):
             return grads
 
-        self.assertTrue(
-            compiled_autograd.Op("eager_node", fn, traceable=False).runs_user_code
-        )
-        self.assertFalse(compiled_autograd.Op("MulBackward0", fn).runs_user_code)
+        eager_op = compiled_autograd.Op("eager_node", fn, traceable=False)
+        generated_op = compiled_autograd.Op("MulBackward0", fn)
+        graph.call_function(eager_op, ([items[0]], items[1]))
+        graph.call_function(generated_op, ([items[0]], items[2]))
+        graph.output(None)
+        # no CUDA here: moving a fake's metadata to CUDA would initialize it
+        with mock.patch.object(FakeTensor, "cuda", lambda self: self):
+            moved = compiled_autograd.AutogradCompilerInstance.move_graph_nodes_to_cuda(
+                None, graph
+            )
+        self.assertEqual(moved, [2])
+        self.assertEqual(items[1].meta["val"].device.type, "cpu")
 
     @scoped_load_inline
     def test_node_that_collected_before_raising_still_raises(self, load_inline):
