@@ -19,6 +19,9 @@ harness's accuracy verdict and CA captures/compiles per model, backend and venv.
 ``memory``: activation checkpointing (plain, non-reentrant, selective) on an 8-block MLP, eager
 vs compiled autograd, on stock 2.6, the stack and stock 2.7: the bytes the forward keeps and the
 backward's peak, from the profiler's memory events.
+``first``: the first backward under compiled autograd as a user pays for it, stock 2.6 / the stack
+(default and static first capture) / stock 2.7 in turns, CA's own time apart from the backend's
+(tools/lib/bench_first_driver.py).
 ``report``: all of them in one markdown report (results/report.md), with the
 targets judged from the same run (docs/benchmarks.md).
 
@@ -1097,6 +1100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mem = sub.add_parser("memory", help="activation checkpointing: bytes kept by the forward and the backward's peak, "
                          "eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
     mem.add_argument("--programs", nargs="+", default=list(MEMORY_PROGRAMS), choices=MEMORY_PROGRAMS, help="default: all")
+    from tools.lib import bench_first_driver
+
+    bench_first_driver.add_parser(sub, paths.REPO_ROOT)
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
     r.add_argument("--workloads", nargs="+", default=None, help="default: all")
@@ -1132,6 +1138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(render_models(args.from_outcomes))
     elif args.what == "models":
         ui.out(bench_models(args.models, args.backends, args.sides, args.out.resolve(), args.timeout, args.modes))
+    elif args.what == "first":
+        ui.out(bench_first_driver.main(args))
     elif args.what == "report":
         from tools.lib.bench_workloads import WORKLOADS
 
