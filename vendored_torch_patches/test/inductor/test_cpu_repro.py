@@ -1792,6 +1792,14 @@ class CPUReproTests(TestCase):
             elif os.getenv("ATEN_CPU_CAPABILITY"):
                 os.environ.pop("ATEN_CPU_CAPABILITY")
 
+    @staticmethod
+    def _clear_vec_isa_verdicts():
+        # the verdicts the ISA classes keep (VecISA's and VecAMX's __bool__)
+        for cls in {cpu_vec_isa.VecISA, *map(type, cpu_vec_isa.supported_vec_isa_list)}:
+            for verdicts in vars(cls).values():
+                if hasattr(verdicts, "cache_clear"):
+                    verdicts.cache_clear()
+
     @unittest.skipIf(IS_FBCODE, "Not yet runnable in fbcode")
     @unittest.skipIf(
         platform.machine() != "x86_64" or len(cpu_vec_isa.valid_vec_isa_list()) < 2,
@@ -1812,11 +1820,7 @@ class CPUReproTests(TestCase):
             return check_build(isa, code)
 
         lazy = cpu_vec_isa._LazyVecISAList()
-        # the verdicts the ISA classes keep (VecISA's and VecAMX's __bool__)
-        for cls in {cpu_vec_isa.VecISA, *map(type, cpu_vec_isa.supported_vec_isa_list)}:
-            for verdicts in vars(cls).values():
-                if hasattr(verdicts, "cache_clear"):
-                    verdicts.cache_clear()
+        self._clear_vec_isa_verdicts()
         with patch.object(cpu_vec_isa, "_valid_vec_isas", lazy), patch.object(
             cpu_vec_isa.VecISA, "check_build", recording_check_build
         ), patch.dict(os.environ), config.patch({"cpp.simdlen": None}):
@@ -1856,11 +1860,7 @@ class CPUReproTests(TestCase):
             return check_build(isa, code)
 
         lazy = cpu_vec_isa._LazyVecISAList()
-        # the verdicts the ISA classes keep (VecISA's and VecAMX's __bool__)
-        for cls in {cpu_vec_isa.VecISA, *map(type, cpu_vec_isa.supported_vec_isa_list)}:
-            for verdicts in vars(cls).values():
-                if hasattr(verdicts, "cache_clear"):
-                    verdicts.cache_clear()
+        self._clear_vec_isa_verdicts()
         with patch.object(cpu_vec_isa.VecISA, "check_build", raising_once):
             with self.assertRaises(KeyboardInterrupt):
                 list(lazy)
