@@ -2315,34 +2315,14 @@ torch::Tensor half_collecting_identity(const torch::Tensor& x) {
         # what it saved: with CUDA inputs and cudagraphs, a saved CPU scalar
         # that feeds it is not moved to CUDA; one feeding a generated node's
         # op is (as in test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu)
-        from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
-
-        graph = torch.fx.Graph()
-        inputs = graph.placeholder("inputs")
-        for name in compiled_autograd._graph_placeholders[1:]:
-            graph.placeholder(name)
-        with FakeTensorMode(allow_non_fake_inputs=True):
-            vals = [torch.empty(3, device="cuda"), torch.tensor(2.0), torch.tensor(3.0)]
-        items = []
-        for i, v in enumerate(vals):
-            items.append(graph.call_function(operator.getitem, (inputs, i)))
-            items[-1].meta["val"] = v
-
         def fn(grads, *packed):
             return grads
 
         eager_op = compiled_autograd.Op("eager_node", fn, traceable=False)
         generated_op = compiled_autograd.Op("MulBackward0", fn)
-        graph.call_function(eager_op, ([items[0]], items[1]))
-        graph.call_function(generated_op, ([items[0]], items[2]))
-        graph.output(None)
-        # no CUDA here: moving a fake's metadata to CUDA would initialize it
-        with mock.patch.object(FakeTensor, "cuda", lambda self: self):
-            moved = compiled_autograd.AutogradCompilerInstance.move_graph_nodes_to_cuda(
-                None, graph
-            )
+        moved, first_scalar = self._cpu_scalars_moved_to_cuda(eager_op, generated_op)
         self.assertEqual(moved, [2])
-        self.assertEqual(items[1].meta["val"].device.type, "cpu")
+        self.assertEqual(first_scalar.device.type, "cpu")
 
     @scoped_load_inline
     def test_node_that_collected_before_raising_still_raises(self, load_inline):
@@ -3042,11 +3022,11 @@ torch::Tensor run_eagerly(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
-    def test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu(self):
-        # With CUDA inputs and cudagraphs, saved CPU scalars are moved to CUDA
-        # when every user runs a torch formula: a generated node's op does, a
-        # C++ Function's op runs the user's backward, which keeps what it
-        # saved.  (The decision, on a graph shaped like a capture's.)
+    @staticmethod
+    def _cpu_scalars_moved_to_cuda(first_op, second_op):
+        # A graph shaped like a capture's: a CUDA grad and two saved CPU
+        # scalars, the first read by first_op, the second by second_op.
+        # Returns what move_graph_nodes_to_cuda moved, and the first scalar.
         from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
         graph = torch.fx.Graph()
@@ -3059,7 +3039,21 @@ torch::Tensor run_eagerly(const torch::Tensor& x) {
         for i, v in enumerate(vals):
             items.append(graph.call_function(operator.getitem, (inputs, i)))
             items[-1].meta["val"] = v
+        graph.call_function(first_op, ([items[0]], items[1]))
+        graph.call_function(second_op, ([items[0]], items[2]))
+        graph.output(None)
+        # no CUDA here: moving a fake's metadata to CUDA would initialize it
+        with mock.patch.object(FakeTensor, "cuda", lambda self: self):
+            moved = compiled_autograd.AutogradCompilerInstance.move_graph_nodes_to_cuda(
+                None, graph
+            )
+        return moved, items[1].meta["val"]
 
+    def test_functional_cpu_scalar_feeding_a_cpp_node_op_stays_on_cpu(self):
+        # With CUDA inputs and cudagraphs, saved CPU scalars are moved to CUDA
+        # when every user runs a torch formula: a generated node's op does, a
+        # C++ Function's op runs the user's backward, which keeps what it
+        # saved.  (The decision, on a graph shaped like a capture's.)
         def fn(grads, *packed):
             return grads
 
@@ -3067,16 +3061,9 @@ torch::Tensor run_eagerly(const torch::Tensor& x) {
         generated_op = compiled_autograd.Op("MulBackward0", fn)
         self.assertTrue(cpp_op.runs_user_code)
         self.assertFalse(generated_op.runs_user_code)
-        graph.call_function(cpp_op, ([items[0]], items[1]))
-        graph.call_function(generated_op, ([items[0]], items[2]))
-        graph.output(None)
-        # no CUDA here: moving a fake's metadata to CUDA would initialize it
-        with mock.patch.object(FakeTensor, "cuda", lambda self: self):
-            moved = compiled_autograd.AutogradCompilerInstance.move_graph_nodes_to_cuda(
-                None, graph
-            )
+        moved, first_scalar = self._cpu_scalars_moved_to_cuda(cpp_op, generated_op)
         self.assertEqual(moved, [2])
-        self.assertEqual(items[1].meta["val"].device.type, "cpu")
+        self.assertEqual(first_scalar.device.type, "cpu")
 
     @scoped_load_inline
     def test_functional_cpp_node_grad_of_a_subset_under_saved_tensors_hooks(
