@@ -31,11 +31,11 @@ the ``weight_norm`` parametrization (no fake kernel for its backward), and they
 never call the first layer's full backward hook (its input needs no grad) after a
 compiled forward, they leave the subclass weight's grad None (the graph they run
 eagerly accumulates it into the inner Tensor), and they refuse ``retain_grad()``
-("retains_grad_hooks not implemented for compiled autograd").  The wheel takes one capture, or two where a later backward
-accumulates into existing grads (a new capture everywhere), a compiled forward
-recompiles at its first new size, the graph itself grows (the GRU unrolled over a longer
-sequence) or TorchScript's profiling swaps in a new node; stock 2.6.0 and 2.7.0 also recapture at a new size
-where the wheel does not, in eight programs.
+("retains_grad_hooks not implemented for compiled autograd").  The wheel's first capture
+is static, as stock's: two captures where the batch size changes (the second with the
+changed sizes dynamic) or a later backward accumulates into existing grads (a new
+capture everywhere), three where a compiled forward also recompiles at its first new
+size, one where nothing changes but the values.
 
     python examples/autograd_api_programs.py [aot_eager|inductor]
 """

@@ -13,8 +13,9 @@ Each runs three batch sizes, accumulating grads.
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
 0/1.  The patched wheel passes all five: the capture records each Function's backward as
 one opaque call that runs the node, and the saved shape's ints are size inputs.  Each
-takes two captures: the second batch is the first accumulation into existing grads, as
-everywhere, and the third batch size reuses it.  Stock 2.6.0 fails all five
+takes three captures: the first is static, as stock's; the second batch is the first
+accumulation into existing grads, as everywhere; the third batch size recaptures with the
+changed sizes dynamic, the saved shape's among them.  Stock 2.6.0 fails all five
 ("Attempting to trace a potentially unsafe C++ autograd function").  Stock 2.7.0 fails
 the three that mark an output non-differentiable or an input dirty (an internal assert,
 ``ctx_.non_differentiable_.empty()``), and recaptures at each new size.

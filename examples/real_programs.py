@@ -21,9 +21,11 @@ per weight, kept in a global dict keyed by the weight, a checkpointed block with
 ``torch.compile``d flex_attention with a causal score_mod, and a float16 model.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1. The patched wheel passes all thirty-one, each in one capture (two for the
-retained graph's second backward, for the first accumulation into existing grads, as
-everywhere, and for the vector-Jacobian program's two backward graphs). Stock torch
+0/1. The patched wheel passes all thirty-one. Its first capture is static, as stock's:
+a program over new batch sizes or sequence lengths takes two captures (the second with
+the changed sizes dynamic, reused by every later size), one where no size changes, and
+more for the first accumulation into existing grads, as everywhere, and for the
+vector-Jacobian program's two backward graphs. Stock torch
 2.6.0 fails eleven (in-place ops on views, and the per-weight optimizers of plain Tensors,
 give wrong grads; selective checkpointing, the TwoTensor compiled forward, tensor
 parallelism, the weight-norm/CTC/FFT program, the multi-grad hooks, the upsampling

@@ -21,15 +21,13 @@ sizes or steps.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
 0/1.  The patched wheel passes all twenty-four with ``aot_eager``: one capture where
-only ``ctx`` attributes change, two where a later backward accumulates into existing
-grads or what the backward runs changes (a frozen layer, float64), three where an
-input's grad, or dropout, goes off and on again.  Stock 2.6.0 gets the
+only ``ctx`` attributes change, two where the batch size changes (its first capture is
+static, as stock's), a later backward accumulates into existing grads or what the
+backward runs changes (a frozen layer, float64), three or four where an input's grad,
+dropout, or which outputs are used, changes too.  Stock 2.6.0 gets the
 expand/as_strided program's grads wrong; stock 2.6.0 and 2.7.0 refuse the in-place
 ``view_as_real`` ("view_fn not supported by compiled autograd"), which the stack runs
-eagerly in the graph.  Both take a capture
-more than the wheel where the forward has unused outputs (four for the custom Function,
-three for the compiled forward: theirs specialize on the batch size) and for the
-compiled training step.  What fails on all three sides is not here: anomaly mode and
+eagerly in the graph.  What fails on all three sides is not here: anomaly mode and
 ``create_graph`` (refused by compiled autograd), jagged nested tensors ("NestedTensor
 not implemented"), a sparse COO input (Dynamo's automatic-dynamic code reads its
 strides), and ``backward()`` from two threads at once.  With ``inductor`` the first

@@ -12,14 +12,14 @@ in the forward) and MobileNetV3-S (in-place hard-swish, squeeze-excitation).
 Each runs over two batch or image sizes.
 
 Prints one line per program (``name: ok captures=N``, or why not) and a verdict; exits
-0/1.  The patched wheel passes all eight, each in one capture: the capture records each
-such Function's backward as one opaque call that runs the live node.  Stock 2.6.0 fails
+0/1.  The patched wheel passes all eight, each in two captures (the first is static,
+as stock's, and the second size recaptures with the changed sizes dynamic): the capture
+records each such Function's backward as one opaque call that runs the live node.  Stock 2.6.0 fails
 six: four C++-op programs (all but the compiled forward: "Attempting to trace a
 potentially unsafe C++ autograd function"), and it gets EfficientNet-B0's and ConvNeXt-T's
 grads wrong.  Stock 2.7.0 with torchvision 0.22.0 fails the RoIPool one (an internal
 assert on its non-differentiable output) and EfficientNet-B0 (an internal assert,
-``!has_symbolic_sizes_strides_``, at the second size), and recaptures at each new size.  The stack's compile at the second size costs more than
-stock's (design.md, known limits).
+``!has_symbolic_sizes_strides_``, at the second size), and recaptures at each new size.
 
     python examples/torchvision_programs.py [aot_eager|inductor]
 """

@@ -10,9 +10,9 @@ of the real stack on clones of the pin, repeated; prints a markdown table.
 instruction counts (callgrind) of what happens once per process and of the
 steady-state backward.
 ``sizes``: compiled autograd over new batch sizes and sequence lengths: CA captures and
-Dynamo compiles on stock, on the stack with its static first capture, and on the stack;
-then what the dynamic first capture costs on same-shape work, the stack both ways in one
-venv: steady-state backward (paired samples, both backends) and first backward.
+Dynamo compiles on stock, on the stack (a static first capture), and on the stack with its opt-in
+dynamic first capture; then what the dynamic first capture costs on same-shape work, the stack both
+ways in one venv: steady-state backward (paired samples, both backends) and first backward.
 ``models``: real models (HF and timm) through the pinned tree's own benchmarks/dynamo harness,
 ``--training --accuracy --compiled-autograd``, on stock 2.6, the stack and stock 2.7: the
 harness's accuracy verdict and CA captures/compiles per model, backend and venv.
@@ -20,7 +20,7 @@ harness's accuracy verdict and CA captures/compiles per model, backend and venv.
 vs compiled autograd, on stock 2.6, the stack and stock 2.7: the bytes the forward keeps and the
 backward's peak, from the profiler's memory events.
 ``first``: the first backward under compiled autograd as a user pays for it, stock 2.6 / the stack
-(default and static first capture) / stock 2.7 in turns, CA's own time apart from the backend's
+(default and opt-in dynamic first capture) / stock 2.7 in turns, CA's own time apart from the backend's
 (tools/lib/bench_first_driver.py).
 ``report``: all of them in one markdown report (results/report.md), with the
 targets judged from the same run (docs/benchmarks.md).
@@ -575,16 +575,16 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
 
 
 # the stack run both ways in one venv (tools/lib/bench_workloads.py: FCA_BENCH_CA_DYNAMIC)
-SIZES_SIDES = {"stock": ("stock", {}), "stack, static first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "0"}),
-               "stack": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"}),
+SIZES_SIDES = {"stock": ("stock", {}), "stack": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "0"}),
+               "stack, dynamic first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"}),
                "stack, dynamic graph inputs": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "2"})}
-# the ways compared with the static first capture ("0"): the default, and with dynamic graph inputs
-SIZES_WAYS = {"1": "dynamic capture (default)", "2": "dynamic capture and graph inputs"}
+# the ways compared with the static first capture ("0", the default): the opt-in, and with dynamic graph inputs
+SIZES_WAYS = {"1": "dynamic capture (opt-in)", "2": "dynamic capture and graph inputs"}
 SIZES_BACKENDS = ("aot_eager", "inductor")
 # stock torch==2.7.0, the peer, where its venv exists (tools/requirements/torch27-venv.txt says how)
 SIZES_PEER = ("torch 2.7.0", PEER)
 # the sides of the torch.compile(dynamic=True) table
-SIZES_DYNAMIC_SIDES = ("stock", "stack", SIZES_PEER[0])
+SIZES_DYNAMIC_SIDES = ("stock", "stack", "stack, dynamic first capture", SIZES_PEER[0])
 
 
 def _paired_static_dynamic(workload: str, backend: str, pairs: int, env: dict[str, str], dynamic: str = "1"

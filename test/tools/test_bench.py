@@ -302,29 +302,35 @@ def test_instruction_samples_count_the_steady_state_backwards_and_not_their_warm
         assert 10**5 < got["instructions"] < 2 * 10**7, got
 
 
-def test_a_new_batch_size_recaptures_on_stock_and_on_the_static_switch_but_not_on_the_stack(overlay, stock_python, tmp_path):
-    """`bench.py sizes`'s counts, from the real workers: stock and the stack with its static
-    first capture take 2 captures and 3 compiles over the batch sweep, the stack 1 and 2, and
-    1 and 1 with its graph's inputs dynamic too."""
+def test_a_new_batch_size_recaptures_on_stock_and_the_stack_but_not_with_the_dynamic_first_capture(overlay, stock_python, tmp_path):
+    """`bench.py sizes`'s counts, from the real workers: stock and the stack (a static first
+    capture by default) take 2 captures and 3 compiles over the batch sweep, the stack with its
+    opt-in dynamic first capture 1 and 2, and 1 and 1 with its graph's inputs dynamic too."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     got = {side: bench._ca_sample(kind, "mlp", "sizes", {**env, **side_env})
            for side, (kind, side_env) in bench.SIZES_SIDES.items()}
     counts = {side: (r.get("captures_batch"), r.get("compiles_batch"), r.get("error")) for side, r in got.items()}
-    assert counts == {"stock": (2, 3, None), "stack, static first capture": (2, 3, None), "stack": (1, 2, None),
+    assert counts == {"stock": (2, 3, None), "stack": (2, 3, None), "stack, dynamic first capture": (1, 2, None),
                       "stack, dynamic graph inputs": (1, 1, None)}
 
 
-def test_with_torch_compile_dynamic_the_stack_compiles_the_backward_once_over_the_batch_sweep(overlay, stock_python, tmp_path):
+def test_with_torch_compile_dynamic_the_dynamic_first_capture_compiles_the_backward_once_over_the_batch_sweep(
+        overlay, stock_python, tmp_path):
     """`bench.py sizes`'s second table: with `torch.compile(..., dynamic=True)` for compiled
-    autograd's compiler and for the forward, the stack takes 1 capture over the batch sweep
-    and 1 Dynamo compile for the backward (the compiled forward's own graph is the second
-    one there), stock 2 captures."""
+    autograd's compiler and for the forward, the stack takes stock's 2 captures over the batch
+    sweep at its default (a static first capture), and with its opt-in dynamic first capture 1
+    capture and 1 Dynamo compile for the backward (the compiled forward's own graph is the second
+    one there)."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "FCA_BENCH_COMPILE_DYNAMIC": "1"}
-    counts = {(kind, w): (r.get("captures_batch"), r.get("compiles_batch"), r.get("error"))
-              for kind in ("stock", "overlay") for w in ("mlp", "compiled_forward")
-              for r in [bench._ca_sample(kind, w, "sizes", env)]}
+    ways = {"stock": ("stock", {}), "stack": ("overlay", {}),
+            "stack, dynamic first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"})}
+    counts = {(side, w): (r.get("captures_batch"), r.get("compiles_batch"), r.get("error"))
+              for side, (kind, way_env) in ways.items() for w in ("mlp", "compiled_forward")
+              for r in [bench._ca_sample(kind, w, "sizes", {**env, **way_env})]}
     assert counts == {("stock", "mlp"): (2, 2, None), ("stock", "compiled_forward"): (2, 3, None),
-                      ("overlay", "mlp"): (1, 1, None), ("overlay", "compiled_forward"): (1, 2, None)}
+                      ("stack", "mlp"): (2, 2, None), ("stack", "compiled_forward"): (2, 3, None),
+                      ("stack, dynamic first capture", "mlp"): (1, 1, None),
+                      ("stack, dynamic first capture", "compiled_forward"): (1, 2, None)}
 
 
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):

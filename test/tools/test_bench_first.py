@@ -30,10 +30,10 @@ def _rows(lines):
 def samples():
     # per turn: (cpu, backend) of the first backward on each side
     got = []
-    for turn, (s26, stack, static, s27) in enumerate([((2.0, 0.5), (1.2, 0.4), (1.1, 0.4), (1.0, 0.4)),
+    for turn, (s26, stack, dyn, s27) in enumerate([((2.0, 0.5), (1.2, 0.4), (1.1, 0.4), (1.0, 0.4)),
                                                        ((2.2, 0.5), (1.4, 0.5), (1.0, 0.4), (1.0, 0.4)),
                                                        ((2.1, 0.6), (1.3, 0.4), (1.2, 0.5), (1.3, 0.5))]):
-        got += [_sample("2.6", turn, s26), _sample("stack", turn, stack), _sample("stack-static-first", turn, static),
+        got += [_sample("2.6", turn, s26), _sample("stack", turn, stack), _sample("stack-dynamic-first", turn, dyn),
                 _sample("2.7", turn, s27)]
     return got
 
@@ -70,7 +70,7 @@ def test_main_table_shows_medians_spreads_and_bolds_slower_than_2_7(samples):
     assert rows == [["mlp16", "ca-compile", "2.100 (2.000-2.200)", "1.300 (1.200-1.400)", "1.100 (1.000-1.200)",
                      "1.000 (1.000-1.300)", "**1.30 (1.00-1.40)**", "**1.10 (0.92-1.10)**", "0.62 (0.60-0.64)"]]
     header = fd.render_main(samples)[0]
-    assert "stack / 2.7" in header and "stack-static-first / 2.7" in header and "stack / 2.6" in header
+    assert "stack / 2.7" in header and "stack-dynamic-first / 2.7" in header and "stack / 2.6" in header
 
 
 def test_a_failing_or_wrong_side_shows_why_and_has_no_ratio(samples):

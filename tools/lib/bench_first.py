@@ -37,9 +37,9 @@ wrong ones are an error (``WrongGradients``), not a time.  A workload that fails
 ``{"error": ...}``, with the steps before the one that failed (``failed_step``, 0-based) and their
 times: a first backward that worked, followed by a failing one at a new size, is still timed.
 
-``FCA_BENCH_STATIC_FIRST=1`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture =
-False`` where the torch has it (the stack's opt-out), so that the stack's default and its static
-first capture are measured from one venv.  The workload's imports, and the backend's (the lookup of
+``FCA_BENCH_DYNAMIC_FIRST=1`` sets ``torch._dynamo.config.compiled_autograd_dynamic_first_capture =
+True`` where the torch has it (the stack's opt-in), so that the stack's default (a static first
+capture) and its dynamic first capture are measured from one venv.  The workload's imports, and the backend's (the lookup of
 ``aot_eager`` / ``inductor``), happen before any step; what compiled autograd, Dynamo and the backend
 import lazily on first use is the first step's.
 """
@@ -277,9 +277,9 @@ def run(workload: str, route: str, backend: str, batches: list[int]) -> dict:
     if hasattr(torch._functorch.config, "enable_autograd_cache"):
         torch._functorch.config.enable_autograd_cache = False
     config = torch._dynamo.config
-    static_first = os.environ.get("FCA_BENCH_STATIC_FIRST") == "1"
-    if static_first and hasattr(config, "compiled_autograd_dynamic_first_capture"):
-        config.compiled_autograd_dynamic_first_capture = False
+    dynamic_first = os.environ.get("FCA_BENCH_DYNAMIC_FIRST") == "1"
+    if dynamic_first and hasattr(config, "compiled_autograd_dynamic_first_capture"):
+        config.compiled_autograd_dynamic_first_capture = True
     meter = Meter()
     meter.hook_capture(ca)
     timed = meter.timed_backend(lookup_backend(backend))

@@ -1,6 +1,6 @@
 """``tools/bench.py first``: the first backward under compiled autograd, the way a user pays for it.
 
-Stock 2.6, the stack (its default, and its static first capture) and stock 2.7 side by side in one
+Stock 2.6, the stack (its default, and its opt-in dynamic first capture) and stock 2.7 side by side in one
 run, cell by cell (a workload and a route), in turns: per turn one fresh interpreter per side
 (tools/lib/bench_first.py), the order of the sides rotated every turn.  A sample is the first
 backward at batch 4 and a second one at batch 8 (a new size), in process CPU time and wall time,
@@ -47,10 +47,10 @@ HF_WORKLOADS = tuple(w for w in WORKLOADS if w.startswith("hf_"))
 SIDES = {
     "2.6": ("stock", {}),
     "stack": ("overlay", {}),
-    "stack-static-first": ("overlay", {"FCA_BENCH_STATIC_FIRST": "1"}),
+    "stack-dynamic-first": ("overlay", {"FCA_BENCH_DYNAMIC_FIRST": "1"}),
     "2.7": ("torch27", {}),
 }
-BASE, STACK, PEER = "2.7", "stack", "2.6"  # the ratios: stack (and static-first) over 2.7, and over 2.6
+BASE, STACK, PEER = "2.7", "stack", "2.6"  # the ratios: stack (and dynamic-first) over 2.7, and over 2.6
 SWEEP_WORKLOAD = "mlp16"
 SWEEP_BATCHES = (4, 8, 16, 32)
 BATCHES = (4, 8)
@@ -189,9 +189,9 @@ def _sides(samples: Sequence[dict]) -> list[str]:
 
 
 def render_main(samples: Sequence[dict], key: str = "cpu", step: int = 0) -> list[str]:
-    """Per workload x route: each side's median (min-max), stack / 2.7, static-first / 2.7, stack / 2.6."""
+    """Per workload x route: each side's median (min-max), stack / 2.7, dynamic-first / 2.7, stack / 2.6."""
     sides = _sides(samples)
-    ratios = [(n, d) for n, d in ((STACK, BASE), ("stack-static-first", BASE), (STACK, PEER))
+    ratios = [(n, d) for n, d in ((STACK, BASE), ("stack-dynamic-first", BASE), (STACK, PEER))
               if n in sides and d in sides]
     header = ["workload", "route", *sides, *(f"{n} / {d}" for n, d in ratios)]
     rows = []
@@ -335,9 +335,9 @@ def render(data: dict) -> str:
         "the CA graph, the backend's compile of it, and running it. `ca-compile*` routes: the `loss.backward()` call. "
         "`config*` routes (Dynamo breaks the graph at `backward()`): from the forward's compiled graph's last "
         "return before CA's first capture (or first run of a captured graph) to the end of the step.", "",
-        "Sides: **2.6** stock torch==2.6.0; **stack** the patch stack (overlay venv) at its defaults (a dynamic "
-        "first capture); **stack-static-first** the stack with `torch._dynamo.config."
-        "compiled_autograd_dynamic_first_capture = False`; **2.7** stock torch==2.7.0. Routes:", "",
+        "Sides: **2.6** stock torch==2.6.0; **stack** the patch stack (overlay venv) at its defaults (a static "
+        "first capture); **stack-dynamic-first** the stack with `torch._dynamo.config."
+        "compiled_autograd_dynamic_first_capture = True` (the opt-in: one capture for every size); **2.7** stock torch==2.7.0. Routes:", "",
     ]
     lines += [f"- `{r}`: {ROUTE_WHAT[r]}" for r in ROUTES if any(s["route"] == r for s in samples + sweep)]
     lines += ["", "Workloads:", ""]
@@ -347,9 +347,9 @@ def render(data: dict) -> str:
     lines += ["", "## First backward, CPU seconds", ""] + render_main(samples, "cpu") + legend
     lines += ["", "## Where the stack's default first backward is slower than 2.7's (CPU)", ""]
     lines += slower_than_base(samples) or ["- nowhere"]
-    static = slower_than_base(samples, "stack-static-first")
-    if static:
-        lines += ["", "The stack with its static first capture, where slower than 2.7's:", ""] + static
+    opt_in = slower_than_base(samples, "stack-dynamic-first")
+    if opt_in:
+        lines += ["", "The stack with its opt-in dynamic first capture, where slower than 2.7's:", ""] + opt_in
     both = slower_than_base(samples, key="sum_cpu")
     lines += ["", "Both backwards together (the first, then one at a new batch size), where the stack's default is "
               "slower than 2.7's:", ""] + (both or ["- nowhere"])
@@ -539,7 +539,7 @@ def main(args) -> str:
 
 def add_parser(sub, repo_root: Path) -> None:
     f = sub.add_parser("first", help="the first backward under compiled autograd, as a user pays for it: stock 2.6, "
-                       "the stack (default and static first capture), stock 2.7, in turns; CA's own time vs the backend's")
+                       "the stack (default and opt-in dynamic first capture), stock 2.7, in turns; CA's own time vs the backend's")
     f.add_argument("--reps", type=int, default=3, help="turns: samples per cell and side (default: %(default)s)")
     f.add_argument("--workloads", nargs="+", default=list(WORKLOADS), help="default: all (%(default)s)")
     f.add_argument("--routes", nargs="+", default=list(ROUTES), choices=ROUTES, help="default: all")

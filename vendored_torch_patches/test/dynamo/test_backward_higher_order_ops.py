@@ -129,7 +129,7 @@ class _multiply_invoke(torch.nn.Module):
             self.assertEqual(x.grad, grad_out * grad_out)
             if backend == "eager":
                 # AddBackward0 is a compiled autograd op, validated as an op
-                # against the capture's sizes (symbolic from the first capture)
+                # against the capture's static size
                 self.assertExpectedInline(
                     actual,
                     """\
@@ -137,20 +137,20 @@ class GraphModule(torch.nn.Module):
     def forward(self, L_inputs_ : list):
         l_inputs_ = L_inputs_
 
-        getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
+        getitem: "f32[2]" = l_inputs_[0];  l_inputs_ = None
 
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
-        getitem_6: "f32[s0]" = add_backward0[0]
-        getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [-1], False), (torch.strided, device(type='cpu'), torch.float32, [-1], False)], 'AddBackward0');  getitem_6 = getitem_7 = None
-        getitem_8: "f32[s0]" = validate_outputs[0]
-        getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
+        getitem_3: "f32[2]" = add_backward0[0]
+        getitem_4: "f32[2]" = add_backward0[1];  add_backward0 = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_3, getitem_4], [(torch.strided, device(type='cpu'), torch.float32, [2], False), (torch.strided, device(type='cpu'), torch.float32, [2], False)], 'AddBackward0');  getitem_3 = getitem_4 = None
+        getitem_5: "f32[2]" = validate_outputs[0]
+        getitem_6: "f32[2]" = validate_outputs[1];  validate_outputs = None
 
-        new_grad: "f32[s0]" = torch.clone(getitem_9);  getitem_9 = None
+        new_grad: "f32[2]" = torch.clone(getitem_6);  getitem_6 = None
 
-        result: "f32[s0]" = getitem_8 * getitem_8;  getitem_8 = None
+        result: "f32[2]" = getitem_5 * getitem_5;  getitem_5 = None
 
-        new_grad_1: "f32[s0]" = torch.clone(result);  result = None
+        new_grad_1: "f32[2]" = torch.clone(result);  result = None
         return (new_grad, new_grad_1)
 """,
                 )
@@ -234,7 +234,7 @@ class GraphModule(torch.nn.Module):
             # (every Python backward is now a graph input), the hook hooks[1].
             if backend == "eager":
                 # AddBackward0 is a compiled autograd op, validated as an op
-                # against the capture's sizes (symbolic from the first capture)
+                # against the capture's static size
                 self.assertExpectedInline(
                     actual,
                     """\
@@ -243,22 +243,22 @@ class GraphModule(torch.nn.Module):
         l_inputs_ = L_inputs_
         l_hooks_0_keywords_fn_keywords_obj_counter = L_hooks_0_keywords_fn_keywords_obj_counter
 
-        getitem: "f32[s0]" = l_inputs_[0];  l_inputs_ = None
+        getitem: "f32[2]" = l_inputs_[0];  l_inputs_ = None
 
         add_backward0 = torch__dynamo_compiled_autograd_ops_AddBackward0([getitem], [True, True], 1, torch.float32, torch.float32);  getitem = None
-        getitem_6: "f32[s0]" = add_backward0[0]
-        getitem_7: "f32[s0]" = add_backward0[1];  add_backward0 = None
-        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_6, getitem_7], [(torch.strided, device(type='cpu'), torch.float32, [-1], False), (torch.strided, device(type='cpu'), torch.float32, [-1], False)], 'AddBackward0');  getitem_6 = getitem_7 = None
-        getitem_8: "f32[s0]" = validate_outputs[0]
-        getitem_9: "f32[s0]" = validate_outputs[1];  validate_outputs = None
+        getitem_3: "f32[2]" = add_backward0[0]
+        getitem_4: "f32[2]" = add_backward0[1];  add_backward0 = None
+        validate_outputs = torch__dynamo_compiled_autograd_ops_validate_outputs([getitem_3, getitem_4], [(torch.strided, device(type='cpu'), torch.float32, [2], False), (torch.strided, device(type='cpu'), torch.float32, [2], False)], 'AddBackward0');  getitem_3 = getitem_4 = None
+        getitem_5: "f32[2]" = validate_outputs[0]
+        getitem_6: "f32[2]" = validate_outputs[1];  validate_outputs = None
 
-        new_grad: "f32[s0]" = torch.clone(getitem_9);  getitem_9 = None
+        new_grad: "f32[2]" = torch.clone(getitem_6);  getitem_6 = None
 
         add: "Sym(s1 + 1)" = l_hooks_0_keywords_fn_keywords_obj_counter + 1;  l_hooks_0_keywords_fn_keywords_obj_counter = None
 
-        result: "f32[s0]" = getitem_8 * getitem_8;  getitem_8 = None
+        result: "f32[2]" = getitem_5 * getitem_5;  getitem_5 = None
 
-        new_grad_1: "f32[s0]" = torch.clone(result);  result = None
+        new_grad_1: "f32[2]" = torch.clone(result);  result = None
         return (new_grad, new_grad_1, add)
 """,
                 )

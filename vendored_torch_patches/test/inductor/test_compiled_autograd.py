@@ -807,13 +807,8 @@ main()
             def inner_compiler(gm_, example_inputs_):
                 placeholders = get_placeholders(gm_)
                 if is_bwd:
-                    # should be boxed inputs (plus the dynamic sizes, SymInts)
-                    tensor_lists = [
-                        p
-                        for p in placeholders
-                        if not isinstance(p.meta.get("example_value"), torch.SymInt)
-                    ]
-                    assert len(tensor_lists) == 1
+                    # should be boxed inputs
+                    assert len(placeholders) == 1
                 else:
                     assert len(placeholders) > 1
 
@@ -1131,11 +1126,11 @@ main()
                 yield model[2].bias.grad
                 model.zero_grad()
 
-        # one capture: the sizes are dynamic from the first capture
-        self.check_output_and_recompiles(fn, count=1)
+        # TODO(jansel): we should be able to get this count to 1
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_dynamic_shapes_eager_node(self):
-        # one capture: the sizes are dynamic from the first capture, SumBackward's too
+        # Here, we have no way of marking the symbolic sizes using in SumBackward as dynamic
         def fn():
             model = torch.nn.Sequential(
                 torch.nn.Linear(4, 4),
@@ -1158,10 +1153,10 @@ main()
                 yield model[2].bias.grad
                 model.zero_grad()
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=3)
 
     def test_torch_compile_api_dynamic_shapes(self):
-        # one capture: the sizes are dynamic from the first capture, SumBackward's too
+        # Here, we have no way of marking the symbolic sizes using in SumBackward as dynamic
         def fn(call_backward):
             model = torch.nn.Sequential(
                 torch.nn.Linear(4, 4),
@@ -1363,7 +1358,7 @@ main()
                 loss.backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_custom_fn_saved_multiple_tensors(self):
         def fn():
@@ -1386,7 +1381,7 @@ main()
                 loss.backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_custom_fn_saved_multiple_tensors_dedup(self):
         def fn():
@@ -1408,7 +1403,7 @@ main()
                 loss.backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_custom_fn_saved_shape_tensor(self):
         def fn():
@@ -1430,7 +1425,7 @@ main()
                 loss.backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_custom_fn_saved_attr(self):
         def fn():
@@ -1453,7 +1448,7 @@ main()
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=2, compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     def test_custom_fn_multiple_grads(self):
@@ -1476,7 +1471,7 @@ main()
                 yield x.grad
                 yield y.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     def test_custom_fn_non_variable_input(self):
         def fn():
@@ -1500,7 +1495,7 @@ main()
                 yield y
                 yield z
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
 
     @unittest.skipIf(not HAS_GPU, "requires gpu")
     def test_logging_tensor_flaky(self) -> None:
@@ -1667,7 +1662,7 @@ main()
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=[1, 3], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[2, 6], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
     def test_custom_fn_compiled_fw_graph_break(self):
@@ -1693,9 +1688,9 @@ main()
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=2, compiler_fn=make_compiler_fn(fullgraph=False)
         )
-        self.assertEqual(counters["stats"]["unique_graphs"], 4)  # 3 fw, 1 bw
+        self.assertEqual(counters["stats"]["unique_graphs"], 5)  # 3 fw, 2 bw
 
     def test_custom_fn_compiled_fw_bw_graph_break(self):
         def fn():
@@ -1721,9 +1716,9 @@ main()
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=[1, 3], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[2, 6], compiler_fn=make_compiler_fn(fullgraph=False)
         )
-        self.assertEqual(counters["stats"]["unique_graphs"], 6)  # 3 fw, 3 bw
+        self.assertEqual(counters["stats"]["unique_graphs"], 9)  # 3 fw, 6 bw
 
     def test_mismatch_fake_tensor_mode(self, dynamic_shape=False):
         """
@@ -2055,12 +2050,12 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node, m) {
         # [functional autograd] a function not marked traceable is no longer
         # refused: its backward is one opaque op that Dynamo does not trace
         # into; it graph-breaks and the op runs eagerly.  With fullgraph=False
-        # the capture compiles the graphs before and after the break, and
-        # again at 20 rows (duck sizing ties x's 10 rows to its 10 columns).
+        # each capture compiles the graphs before and after the break.
         self.check_output_and_recompiles(
-            fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
+            fn, count=[2, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     @scoped_load_inline
     def test_non_traceable_autograd_cpp_node_saved_int_list_is_a_size_input(
         self, load_inline
@@ -2119,6 +2114,7 @@ TORCH_LIBRARY(test_non_traceable_autograd_cpp_node_saved_int_list, m) {
             fn, count=[1, 4], compiler_fn=make_compiler_fn(fullgraph=False)
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     @scoped_load_inline
     def test_autograd_cpp_node_marks_outputs_non_differentiable_and_inputs_dirty(
         self, load_inline
@@ -2258,6 +2254,7 @@ torch::Tensor half_collecting_identity(const torch::Tensor& x) {
             functions=functions,
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     @scoped_load_inline
     def test_node_without_compiled_args_runs_eagerly_in_the_graph(self, load_inline):
         # [compiled autograd] a node that cannot describe itself to compiled
@@ -2377,8 +2374,8 @@ TORCH_LIBRARY(test_autograd_cpp_node, m) {
                 loss.backward()
                 yield x.grad
 
-        # one capture: the sizes are dynamic from the first capture
-        self.check_output_and_recompiles(fn, 1)
+        # compiles for 10 (static) and 100 (dynamic)
+        self.check_output_and_recompiles(fn, 2)
 
     @scoped_load_inline
     def test_autograd_cpp_node_id(self, load_inline):
@@ -2546,7 +2543,7 @@ TORCH_LIBRARY(test_autograd_cpp_node_saved, m) {
                 loss.backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, 1)
+        self.check_output_and_recompiles(fn, 2)
 
     @scoped_load_inline
     def test_autograd_cpp_node_saved_dynamic(self, load_inline):
@@ -2602,8 +2599,8 @@ TORCH_LIBRARY(test_autograd_cpp_node_saved_dynamic, m) {
                 loss.backward()
                 yield x.grad
 
-        # one capture: the sizes are dynamic from the first capture
-        self.check_output_and_recompiles(fn, 1)
+        # compiles for 10 (static) and 100 (dynamic)
+        self.check_output_and_recompiles(fn, 2)
 
     @scoped_load_inline
     def test_autograd_cpp_node_saved_int(self, load_inline):
@@ -3780,8 +3777,7 @@ TORCH_LIBRARY(test_cudagraphs_cpu_scalar_used_in_cpp_custom_op, m) {
         logs, ctx = logs_to_string(
             torch._dynamo.compiled_autograd.__name__, "compiled_autograd_verbose"
         )
-        # the log of a static first capture's sizes turning dynamic
-        with ctx(), config.patch(compiled_autograd_dynamic_first_capture=False):
+        with ctx():
             self.check_output_and_recompiles(fn, count=2)
 
         patterns1 = [
@@ -3960,12 +3956,10 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 y.sum().backward()
                 yield x.grad
 
-        # one capture, compiled as the graphs before, at and after the break,
-        # and the first and last again at 5 rows: the compiler is dynamic,
-        # and duck sizing ties x's 4 rows to its 4 columns at the first size
+        # each capture compiles as 3 graphs: before, at and after the break
         self.check_output_and_recompiles(
             fn,
-            count=[1, 5],
+            count=[2, 6],
             compiler_fn=make_compiler_fn(fullgraph=False, backend="aot_eager"),
         )
 
@@ -4027,7 +4021,7 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 yield dst.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
 
     def test_functional_copy_backward_skips_grads_not_needed(self):
@@ -4041,7 +4035,7 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 yield src.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
 
     def test_functional_copy_backward_op_passes_an_undefined_grad_through(self):
@@ -4099,7 +4093,7 @@ FakeCompiledAutogradEngine._exec_final_callbacks_stub""",
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
         torch._dynamo.reset()
         graphs = self._captured_graphs(lambda: list(fn()))
@@ -4185,6 +4179,7 @@ aot0_mm_2: aten.mm.default""",
             """aot0_mm aot0_t aot0_t_1 aot0_tangents_1 aot0_mm_2 aot0_mm_1""",
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_functional_aot_zero_grads_of_unused_outputs_are_recorded_not_run_on_fakes(
         self,
     ):
@@ -4225,6 +4220,7 @@ aot0_mm_2: aten.mm.default""",
             [torch.ops.aten.zeros.default] * 2,
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_python_function_reads_zero_grads_of_its_unused_outputs(self):
         # materialize_grads: the backward of a Python Function gets zeros of
         # the right size for an output the loss does not use, at every batch
@@ -4277,9 +4273,8 @@ aot0_mm_2: aten.mm.default""",
 
     def test_functional_aot_backward_with_saved_symints(self):
         # A dynamic region saves SymInts for its backward.  The copied graph
-        # takes them from the capture's sizes, dynamic from the first
-        # capture: the other batch sizes reuse it.  Dynamo compiles its graph
-        # again at batch 6 (duck sizing ties x's 4 rows to its 4 columns).
+        # takes them from the capture's sizes: the second batch size
+        # recaptures with dynamic sizes (as on stock), the third reuses it.
         @torch.compile(backend="aot_eager", dynamic=True)
         def f(x, w):
             return (x.reshape(-1, 2) * w).sin().reshape(x.shape[0], -1)
@@ -4303,17 +4298,15 @@ aot0_mm_2: aten.mm.default""",
             compiled_autograd.AutogradCompilerInstance, "proxy_call_aot_backward", spy
         ):
             self.check_output_and_recompiles(
-                fn, count=[1, 2], compiler_fn=make_compiler_fn(backend="aot_eager")
+                fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
             )
-        self.assertEqual(len(symints), 1)
+        self.assertEqual(len(symints), 2)
         self.assertGreater(min(symints), 0)
 
     def test_functional_compiled_region_with_graph_break_backward(self):
         # A graph break splits the region in two CompiledFunctions: each
         # backward is copied, behind its own prologue, latest region first.
-        # (The eager run already compiled both regions dynamically for the
-        # second size; both sizes run those, and one dynamic capture serves
-        # both.)
+        # (The second size recompiles both regions dynamically: a new capture.)
         @torch.compile(backend="aot_eager")
         def f(x):
             y = x.sin()
@@ -4327,7 +4320,7 @@ aot0_mm_2: aten.mm.default""",
                 yield x.grad
 
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
         torch._dynamo.reset()
         graphs = self._captured_graphs(lambda: list(fn()))
@@ -4471,9 +4464,9 @@ aot0_mm_2: aten.mm.default""",
                 (F.apply(x).sum() + (base * 3).sum()).backward()
                 yield base.grad
 
-        # one capture: the sizes are dynamic from the first capture
+        # two captures: the second batch size recaptures with dynamic sizes
         self.check_output_and_recompiles(
-            fn, count=1, compiler_fn=make_compiler_fn(backend="aot_eager")
+            fn, count=2, compiler_fn=make_compiler_fn(backend="aot_eager")
         )
 
     @scoped_load_inline
@@ -4663,6 +4656,7 @@ torch::Tensor rows(const torch::Tensor& x) {
 
         return fn
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_new_batch_sizes_reuse_the_capture(self):
         # the first capture's sizes are symbolic: one capture for every
         # batch size; Dynamo compiles a copy of its graph with the sizes as
@@ -4673,6 +4667,7 @@ torch::Tensor rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_first_compile_gets_the_sizes_as_constants(self):
         # torch.compile's first compile gets the capture's sizes as constants,
         # as with a static capture: Dynamo neither reads nor guards them; the
@@ -4715,6 +4710,7 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(symint_placeholders(graphs[0]), [])
         self.assertNotEqual(symint_placeholders(graphs[1]), [])
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_static_compiler_gets_the_sizes_as_constants_first(
         self,
     ):
@@ -4739,6 +4735,7 @@ torch::Tensor rows(const torch::Tensor& x) {
         )
         self.assertEqual(guarded, [False, True, True])
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_graph_code_is_generated_at_the_first_new_size(
         self,
     ):
@@ -4770,6 +4767,7 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(dict(counters["graph_break"]), {})
         self.assertEqual(counters["stats"]["unique_graphs"], 2)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_compiler_wrapping_torch_compile_gets_code(self):
         # a compiler_fn that returns its own callable around torch.compile
         # gets no forward with constant sizes: the graph has its code before
@@ -4797,6 +4795,7 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(dict(counters["graph_break"]), {})
         self.assertEqual(counters["stats"]["unique_graphs"], 2)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_plain_compiler_fn_gets_the_capture_graph_once(
         self,
     ):
@@ -4817,6 +4816,7 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(len(graphs), 1)
         self.assertIn("sizes[", graphs[0].code)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_makes_no_symbol_for_a_size_only_passed_to_ops(
         self,
     ):
@@ -4949,6 +4949,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
                 fn, count=[3, 3], compiler_fn=make_compiler_fn(backend="aot_eager")
             )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_subclass_checking_its_inner_shape_reuses_the_capture(
         self,
     ):
@@ -4970,6 +4971,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         self._size_reading_subclass_over_batches(True, [5, 5, 7, 9, 7])
         self.assertEqual(counters["compiled_autograd"]["captures"], 3)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_graph_inputs_new_batch_sizes_reuse_capture_and_graph(self):
         # with its graph's inputs dynamic from the first compile too: one
         # capture and one compile for every batch size
@@ -4980,6 +4982,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
                 compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
             )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_new_sequence_lengths_reuse_the_capture(self):
         torch.manual_seed(0)
         proj = torch.nn.Linear(6, 6)
@@ -5026,6 +5029,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         self.assertEqual(counters["compiled_autograd"]["captures"], 2)
         self.assertEqual(x.grad, 2 * (x * 2).cos())
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_hook_using_a_size_as_an_int_recompiles_not_recaptures(
         self,
     ):
@@ -5050,6 +5054,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_zero_and_one_sized_batches(self):
         # the capture's size symbols are not specialized at 0 or 1: batches
         # of 1 and 0 reuse the capture; the compiled graph specializes them
@@ -5060,6 +5065,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_makes_one_symbol_per_size_value(self):
         # a dynamic=True compile of a dynamic capture's graph duck sizes its
         # inputs as Dynamo does any graph's: the dims and size inputs of one
@@ -5085,6 +5091,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         self.assertIn(6, sizes)
         self.assertEqual(len(sizes), len(set(sizes)))
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_recompiles_once_a_tie_by_chance_breaks(
         self,
     ):
@@ -5166,6 +5173,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         )
         return size_inputs
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_reads_no_size_to_validate_a_formula_grad(
         self,
     ):
@@ -5183,6 +5191,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
 
         self.assertEqual(self._size_inputs_of_compiled_graphs(fn), [[], []])
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_reads_no_size_to_validate_a_view_grad(
         self,
     ):
@@ -5198,6 +5207,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
 
         self.assertEqual(self._size_inputs_of_compiled_graphs(fn), [[], []])
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_recompile_duck_sizes_the_size_inputs_that_changed(self):
         # each ViewBackward0 lifts the batch it saved: at the recompile for
         # batch 6 those size inputs are one symbol (duck sized), not one
@@ -5217,6 +5227,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         self.assertGreaterEqual(len(symbols[1]), 3)
         self.assertEqual(len(set(symbols[1])), 1)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_recompile_duck_tie_that_breaks_recompiles_the_graph(self):
         # a's rows and b's, unrelated, change at each step: the third step
         # (6, 6) compiles the graph with the rows that changed as symbols,
@@ -5246,6 +5257,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         )
         self.assertEqual(len(compiles), 4)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_capture_broadcast_dim_becoming_one_recaptures(self):
         # b's rows are x's at batches 4 and 6 (dynamic, not 1), then 1 (b is
         # broadcast, and validate_outputs sums AddBackward0's grad over x's
@@ -5280,6 +5292,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         ("trilinear", 3, {}),
     ]
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_upsample_backwards_reuse_the_capture(self):
         # the backward of every upsample mode runs on the capture's symbolic
         # sizes (stock 2.6's metas for most of them took int[] and failed on
@@ -5379,6 +5392,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
         ),
     ]
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_affine_grid_shrink_and_fractional_pool_backwards_reuse_the_capture(
         self,
     ):
@@ -5460,6 +5474,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
                 self.assertEqual(traced.dtype, eager.dtype)
                 self.assertEqual(gm(*args), eager)
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_non_scalar_root_grads_reuse_the_capture(self):
         # y.backward(grad) and autograd.grad(y, x, grad) with a non-scalar y:
         # the root grads' shapes are checked outside the capture, so a new
@@ -5479,6 +5494,7 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=None, backend="aot_eager"),
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_root_grad_of_another_dtype_is_cast_to_its_output_dtype(self):
         # the dtype cast of the root's validation stays in the captured graph
         def fn():
@@ -5697,8 +5713,8 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
                 (y.exp() * y).sum().backward()
                 yield y.grad
 
-        # two graphs (x's and y's), each captured once (dynamic sizes)
-        self.check_output_and_recompiles(fn, count=2)
+        # two graphs (x's and y's), each captured again for the second shape
+        self.check_output_and_recompiles(fn, count=4)
 
     def test_functional_accumulate_sparse_grads(self):
         def fn():
@@ -5722,7 +5738,7 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
                 (y * y).sum().backward()
                 yield x.grad
 
-        self.check_output_and_recompiles(fn, count=1)
+        self.check_output_and_recompiles(fn, count=2)
         x = torch.randn(4, 5, requires_grad=True)
         y = x.clone()
         inplace(y)

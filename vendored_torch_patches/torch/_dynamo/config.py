@@ -511,16 +511,17 @@ compiled_autograd_strict_dummies = (
     os.environ.get("TORCH_COMPILED_AUTOGRAD_STRICT_DUMMIES", "0") == "1"
 )
 
-# [compiled autograd] The sizes compiled autograd collects from the autograd
-# graph (and the sizes of the graph's input Tensors) are symbolic from the first
-# capture, and the compiled graph is compiled with them dynamic, so that a new
-# batch size or sequence length reuses both the capture and the compiled graph.
-# A size that the capture itself reads as a Python int (a C++ node traced
-# inline) is guarded: a new value of it recaptures.  False: the first capture
-# is static and the first size that changes recaptures with the changed sizes
-# dynamic, as before.  An explicit torch.compile(dynamic=...) or
-# compiled_autograd._enable(..., dynamic=...) overrides this.
-compiled_autograd_dynamic_first_capture = True
+# [compiled autograd] Make the sizes compiled autograd collects from the autograd
+# graph symbolic from the first capture, so that a new batch size or sequence
+# length reuses the capture (one capture for every size).  A size that the
+# capture itself reads as a Python int (a C++ node traced inline) is guarded: a
+# new value of it recaptures.  Off by default: a static first capture, then one
+# dynamic recapture at the first size that changes (as Dynamo's automatic
+# dynamic does), is cheaper for the first backward than one dynamic capture,
+# above all when the graph is compiled with torch.compile(dynamic=True).  An
+# explicit torch.compile(dynamic=...) or compiled_autograd._enable(...,
+# dynamic=...) overrides this.
+compiled_autograd_dynamic_first_capture = False
 
 # [compiled autograd] With a dynamic first capture, also compile its graph with
 # the size inputs and the dims of its input Tensors dynamic from the first

@@ -1135,20 +1135,24 @@ class TestDTensorCompiledAutograd(DTensorTestBase):
     @with_comms
     def test_dtensor_params_new_batch_size_reuses_the_capture(self):
         # the forward runs eagerly: a new batch size only changes the sizes
-        # compiled autograd collects, which are dynamic from the first capture
-        captures = self._captures_with_eager_grads(
-            Shard(0), False, "aot_eager", [4, 6, 3]
-        )
+        # compiled autograd collects, which a dynamic first capture (opt-in)
+        # makes symbolic from the start
+        with torch._dynamo.config.patch(compiled_autograd_dynamic_first_capture=True):
+            captures = self._captures_with_eager_grads(
+                Shard(0), False, "aot_eager", [4, 6, 3]
+            )
         self.assertEqual(captures, 1)
 
     @with_comms
     def test_dtensor_params_compiled_forward_new_batch_size_recaptures_once(self):
         # the compiled forward recompiles once, with a dynamic batch dim, at the
         # first new batch size (as for plain Tensors), and so the backward is
-        # captured once more; later batch sizes reuse both
-        captures = self._captures_with_eager_grads(
-            Shard(0), True, "aot_eager", [4, 6, 8, 10]
-        )
+        # captured once more; later batch sizes reuse both (with a dynamic
+        # first capture, opt-in)
+        with torch._dynamo.config.patch(compiled_autograd_dynamic_first_capture=True):
+            captures = self._captures_with_eager_grads(
+                Shard(0), True, "aot_eager", [4, 6, 8, 10]
+            )
         self.assertEqual(captures, 2)
 
     @with_comms
