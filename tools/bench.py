@@ -316,11 +316,12 @@ def _instructions_result(kind: str, worker: dict, out: Path) -> dict:
 
 def _ensure_overlay() -> None:
     """The default overlay, built for the current stack, so that ``ca`` and ``report`` work
-    from a fresh clone: when ``overlay.py status`` does not say it is up to date, apply the
-    stack to the pinned source and build the overlay (first time ~5 min: the venv and the
-    wheel download, then the compile), showing their progress."""
-    status = subprocess.run([sys.executable, str(TOOLS / "overlay.py"), "status"], capture_output=True, text=True).stdout
-    if "up to date" in status:
+    from a fresh clone: when it is not the build of patches/, apply the stack to the pinned
+    source and build the overlay (first time ~5 min: the venv and the wheel download, then the
+    compile), showing their progress."""
+    from tools.lib.overlay.build import stale_reason
+
+    if stale_reason(paths.cache_dir() / "overlay", paths.DEFAULT_STACK_DIR) is None:
         return
     ui.info("the overlay is not built for the current stack: applying the stack and building it")
     for tool, args in (("apply_patches", []), ("overlay", ["build"])):

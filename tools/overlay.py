@@ -39,10 +39,9 @@ if __package__ in (None, ""):
 
 from tools.lib import paths, ui
 from tools.lib.overlay import build as ob, compile as cc, install, package
-from tools.lib.overlay.build import STAMP_JSON, stack_hash
+from tools.lib.overlay.build import STAMP_JSON
 from tools.lib.overlay.venv import check_torch, installed_torch_version, interpreter_facts, real_python
 from tools.lib.shell import Shell
-from tools.lib.stack import Stack
 
 
 def overlay_root(args: argparse.Namespace) -> Path:
@@ -108,15 +107,10 @@ def load_stamp(args: argparse.Namespace) -> dict:
     return json.loads(stamp.read_text())
 
 
-def check_fresh(args: argparse.Namespace, stamp: dict) -> None:
-    stack = Stack.load(args.stack.resolve())
-    if stamp["stack"] != stack_hash(stack):
-        raise ui.UserError(
-            f"the overlay was built from another stack/tree (stack {stamp['stack']}, now {stack_hash(stack)}); "
-            "rebuild it: python tools/overlay.py build"
-        )
-    if not Path(stamp["lib"]).is_file():
-        raise ui.UserError(f"{stamp['lib']} is missing; rebuild it: python tools/overlay.py build")
+def check_fresh(args: argparse.Namespace) -> None:
+    reason = ob.stale_reason(overlay_root(args), args.stack)
+    if reason:
+        raise ui.UserError(reason)
 
 
 def check_installed(args: argparse.Namespace, stamp: dict) -> None:
@@ -141,7 +135,7 @@ def overlay_env(args: argparse.Namespace) -> dict[str, str]:
 
 def cmd_env(args: argparse.Namespace) -> int:
     stamp = load_stamp(args)
-    check_fresh(args, stamp)
+    check_fresh(args)
     check_installed(args, stamp)
     for k, v in overlay_env(args).items():
         ui.out(f"export {k}={shlex.quote(v)}")
@@ -155,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not command:
         raise ui.UserError("nothing to run: python tools/overlay.py run -- CMD [ARGS...]")
     stamp = load_stamp(args)
-    check_fresh(args, stamp)
+    check_fresh(args)
     check_installed(args, stamp)
     env = {**os.environ, **overlay_env(args)}
     try:
@@ -184,7 +178,7 @@ def _status(args: argparse.Namespace) -> int:
     have = installed_torch_version(venv_dir(args)) if venv_dir(args).exists() else None
     installed = f"yes ({record['wheel']})" if record and have == record["version"] else f"no (torch {have or 'missing'})"
     try:
-        check_fresh(args, stamp)
+        check_fresh(args)
         fresh = "up to date with the stack"
     except ui.UserError as err:
         fresh = f"STALE: {err}"

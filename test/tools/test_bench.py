@@ -216,11 +216,11 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
     assert stock.stdout.strip() == "no check", stock.stdout + stock.stderr[-2000:]
 
 
-def test_the_benchmark_applies_the_stack_and_builds_the_overlay_when_it_is_not_up_to_date(monkeypatch):
+def test_the_benchmark_applies_the_stack_and_builds_the_overlay_when_it_is_not_up_to_date(monkeypatch, tmp_path):
     """From a fresh clone `report` needs no other command: a stale or missing overlay is built first
     (the real build is the `overlay` fixture's; here only the order and the error are checked)."""
     ran = []
-    monkeypatch.setattr(bench.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, "overlay: not built (x)\n", ""))
+    monkeypatch.setenv("FCA_CACHE_DIR", str(tmp_path))  # a cache dir with no overlay built in it
     monkeypatch.setattr(bench.subprocess, "call", lambda argv, **kw: ran.append(argv[1:]) or (1 if argv[-1] == "build" else 0))
     try:
         bench._ensure_overlay()

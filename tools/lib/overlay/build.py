@@ -109,6 +109,22 @@ def stack_hash(stack: Stack) -> str:
     return h.hexdigest()[:16]
 
 
+def stale_reason(root: Path, stack_dir: Path) -> str | None:
+    """Why the overlay in ``root`` is not the build of the stack in ``stack_dir`` (with the
+    command that fixes it), or None when it is: built from that stack, its library present."""
+    stamp_path = root / STAMP_JSON
+    if not stamp_path.is_file():
+        return "no overlay is built; run `python tools/overlay.py build` first"
+    stamp = json.loads(stamp_path.read_text())
+    now = stack_hash(Stack.load(stack_dir.resolve()))
+    if stamp["stack"] != now:
+        return (f"the overlay was built from another stack/tree (stack {stamp['stack']}, now {now}); "
+                "rebuild it: python tools/overlay.py build")
+    if not Path(stamp["lib"]).is_file():
+        return f"{stamp['lib']} is missing; rebuild it: python tools/overlay.py build"
+    return None
+
+
 
 def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
     if torch_src:
