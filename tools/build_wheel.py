@@ -75,11 +75,9 @@ def build_wheel(args: argparse.Namespace) -> Path:
     version = python_version(args.python or sys.executable)
     opts = options_for(args, version)
     if args.torch_src is None:  # the built-in default: the pinned source in the cache, with the stack applied
-        apply = [sys.executable, str(paths.REPO_ROOT / "tools" / "apply_patches.py"), "--stack", str(args.stack)]
-        code = subprocess.call(apply + (["-q"] if args.quiet else []))
-        if code != 0:
-            raise ui.UserError(f"applying the stack to the pinned source failed (exit {code}): {' '.join(apply)}",
-                               exit_code=code)
+        from tools import apply_patches
+
+        apply_patches.main(["--stack", str(args.stack), *(["-q"] if args.quiet else [])])
     with ob.locked(opts.overlay_dir, "wheel build"):
         made = package.make(ob.build(opts), (args.output or Path("dist")).resolve())
     out, counts = made.path, made.counts
