@@ -53,7 +53,7 @@ from tools.lib.gpu_check import (CUDA_TESTS, PROGRAMS_SCRIPT, STEPS, TOTAL_BUDGE
 from tools.lib.gpu_check_report import judge, render_json, render_markdown, summary
 from tools.lib.overlay.package import VERSION_PREFIX
 from tools.lib.overlay.torch_hook import STAMP_NAME
-from tools.lib.overlay.venv import LOCK, installed_torch_version, interpreter_facts, site_packages, wheelhouse
+from tools.lib.overlay.venv import LOCK, installed_torch_version, interpreter_facts, site_packages
 from tools.lib.pinned_source import source_root
 from tools.lib.shell import Shell
 from tools.lib.wheel import WheelName
@@ -218,7 +218,7 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
     wheel = None
     if not args.venv:
         wheel = check_wheel(args.wheel, tag) if args.wheel else default_wheel(tag)
-    house = check_wheelhouse(args.wheelhouse or wheelhouse(cache), tag) if installs else None
+    house = check_wheelhouse(args.wheelhouse or paths.wheelhouse(cache), tag) if installs else None
     lock = ("-r", str(LOCK))
     sides = (
         Side("wheel", check_venv(args.venv, "--venv", patched=True) if args.venv else report / "wheel" / "venv",

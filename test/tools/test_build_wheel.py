@@ -16,9 +16,9 @@ import pytest
 from conftest import HANG_TIMEOUT, REPO_ROOT, WHERE_DEFINED, run_tool
 from tools.lib import bench_models, paths, stock_wheel, wheel
 from tools.lib.overlay import torch_hook
-from tools.lib.overlay.venv import share_cuda_libraries, wheelhouse
+from tools.lib.overlay.venv import share_cuda_libraries
 
-HOUSE = wheelhouse(paths.cache_dir())
+HOUSE = paths.wheelhouse(paths.cache_dir())
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 MUL_APPLY_WITH_SAVED = (

@@ -19,3 +19,9 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return (base / "fca").resolve()
+
+
+def wheelhouse(cache: Path) -> Path:
+    """The wheels pip downloads once and every venv installs from (torch==2.6.0, its CUDA
+    libraries, the tools' pins): ``<cache>/wheels``."""
+    return cache / "wheels"

@@ -15,8 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.lib import disk, ui, wheel
-from tools.lib.overlay.venv import wheelhouse
+from tools.lib import disk, paths, ui, wheel
 from tools.lib.shell import Shell
 
 TORCH = "torch==2.6.0"
@@ -53,7 +52,7 @@ def registry_sha256(sh: Shell, version: str, python: str) -> tuple[str, str]:
 def ensure(cache: Path, version: str, python: str | None, sh: Shell) -> Path:
     """The checked stock wheel file for CPython ``version`` (downloaded once)."""
     py = python or sys.executable
-    house = wheelhouse(cache)
+    house = paths.wheelhouse(cache)
     house.mkdir(parents=True, exist_ok=True)
     path = find(house, version)
     if path is None:

@@ -35,10 +35,6 @@ class TorchInfo:
     python_version: str
 
 
-def wheelhouse(cache: Path) -> Path:
-    return cache / "wheels"
-
-
 # Distributions whose files the venvs share as hard links (nothing writes into them; torch itself is
 # left out: the overlay and the wheel replace files in it).  ~3.4 GB of each torch 2.6.0 venv.
 SHARED_DISTS = ("nvidia_", "triton-")
@@ -131,7 +127,7 @@ def ensure_venv(venv: Path, cache: Path, sh: Shell, base_python: str | None = No
         reqs = venv.with_name(venv.name + "-build-requirements.txt")
         reqs.parent.mkdir(parents=True, exist_ok=True)
         reqs.write_text(build_requirements(LOCK.read_text()))
-    _fill(venv, base_python or _base_interpreter(), wheelhouse(cache), sh, "the pinned environment", "-r", str(reqs),
+    _fill(venv, base_python or _base_interpreter(), paths.wheelhouse(cache), sh, "the pinned environment", "-r", str(reqs),
           download=reqs)
     stamp.write_text(json.dumps({"lock": want}) + "\n")
     return check_torch(venv, sh, cache_in=stamp)
@@ -238,7 +234,7 @@ def install_wheel(venv: Path, wheel_file: Path, cache: Path, sh: Shell, base_pyt
     if not (venv / "pyvenv.cfg").is_file():
         if venv.exists():
             raise ui.UserError(f"{venv} exists and is not a virtualenv; pass another --venv or remove it")
-        _fill(venv, base_python or _base_interpreter(), wheelhouse(cache), sh,
+        _fill(venv, base_python or _base_interpreter(), paths.wheelhouse(cache), sh,
               f"{wheel_file.name} and the pinned test environment", str(wheel_file), "-r", str(LOCK), download=LOCK)
     else:
         reinstall_torch(venv, wheel_file, sh)
