@@ -5594,13 +5594,32 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
             )
 
     def test_functional_strict_capture_of_an_mlp_is_clean(self):
+        # strict mode arms its checks once and gives each dummy sizes of its
+        # own; the MLP's capture reads none of them (a read would raise) and
+        # records one graph
         model = torch.nn.Sequential(
             torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4)
         )
         x = torch.randn(2, 4)
-        with config.patch(compiled_autograd_strict_dummies=True):
+        armed, dummy_sizes = [], []
+        cls = compiled_autograd.AutogradCompilerInstance
+        install, fresh = cls.install_strict_checks, cls._fresh_size
+
+        def spy_install(compiler):
+            armed.append(compiler)
+            return install(compiler)
+
+        def spy_fresh(compiler):
+            dummy_sizes.append(fresh(compiler))
+            return dummy_sizes[-1]
+
+        with config.patch(compiled_autograd_strict_dummies=True), mock.patch.object(
+            cls, "install_strict_checks", spy_install
+        ), mock.patch.object(cls, "_fresh_size", spy_fresh):
             graphs = self._captured_graphs(lambda: model(x).sum().backward())
         self.assertEqual(len(graphs), 1)
+        self.assertEqual(len(armed), 1)
+        self.assertGreater(len(dummy_sizes), 0)
 
     def _captures_and_grads(self, make_inputs, loss):
         # (CA captures, grads) over the inputs, with no compiler after CA;
