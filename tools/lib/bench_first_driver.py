@@ -526,6 +526,10 @@ def main(args) -> str:
             command += f" --backend {args.backend}"
         if list(args.batches) != list(BATCHES):
             command += " --batches " + " ".join(map(str, args.batches))
+        if list(args.sides) != list(SIDES):
+            command += " --sides " + " ".join(args.sides)
+        if args.no_sweep:
+            command += " --no-sweep"
         if args.as_installed:
             command += " --as-installed"
         data = run(args.reps, args.workloads, args.routes, args.sides, args.backend, json_out, args.batches,
