@@ -101,10 +101,10 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def load_stamp(args: argparse.Namespace) -> dict:
-    stamp = overlay_root(args) / STAMP_JSON
-    if not stamp.is_file():
-        raise ui.UserError("no overlay is built; run `python tools/overlay.py build` first")
-    return json.loads(stamp.read_text())
+    stamp = ob.read_stamp(overlay_root(args))
+    if stamp is None:
+        raise ui.UserError(ob.NOT_BUILT)
+    return stamp
 
 
 def check_fresh(args: argparse.Namespace) -> None:

@@ -392,9 +392,10 @@ def worker_argv(kind: str, *args: str) -> list[str]:
     differs from the stack the wheel was built from, and ``--as-installed`` measures it as it is."""
     from tools import bench
     from tools.lib import paths
+    from tools.lib.overlay.venv import venv_python
 
     if kind == "overlay":
-        return [str(paths.cache_dir() / "overlay" / "venv" / "bin" / "python"), str(WORKER), *args]
+        return [str(venv_python(paths.cache_dir() / "overlay" / "venv")), str(WORKER), *args]
     return bench._in_venv(kind, WORKER, *args)
 
 

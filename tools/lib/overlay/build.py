@@ -109,13 +109,21 @@ def stack_hash(stack: Stack) -> str:
     return h.hexdigest()[:16]
 
 
+NOT_BUILT = "no overlay is built; run `python tools/overlay.py build` first"
+
+
+def read_stamp(root: Path) -> dict | None:
+    """The stamp of the overlay built in ``root`` (its stack id, tree, library), or None."""
+    path = root / STAMP_JSON
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def stale_reason(root: Path, stack_dir: Path) -> str | None:
     """Why the overlay in ``root`` is not the build of the stack in ``stack_dir`` (with the
     command that fixes it), or None when it is: built from that stack, its library present."""
-    stamp_path = root / STAMP_JSON
-    if not stamp_path.is_file():
-        return "no overlay is built; run `python tools/overlay.py build` first"
-    stamp = json.loads(stamp_path.read_text())
+    stamp = read_stamp(root)
+    if stamp is None:
+        return NOT_BUILT
     now = stack_hash(Stack.load(stack_dir.resolve()))
     if stamp["stack"] != now:
         return (f"the overlay was built from another stack/tree (stack {stamp['stack']}, now {now}); "
@@ -123,7 +131,6 @@ def stale_reason(root: Path, stack_dir: Path) -> str | None:
     if not Path(stamp["lib"]).is_file():
         return f"{stamp['lib']} is missing; rebuild it: python tools/overlay.py build"
     return None
-
 
 
 def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
