@@ -7,9 +7,13 @@ venv, and reads one JSON line from stdout.
 PROGRAM is an 8-block MLP (each block Linear-ReLU-Linear-ReLU, activations much larger than
 the weights) whose blocks run under ``torch.utils.checkpoint.checkpoint(use_reentrant=False)``
 (``checkpoint``), under selective checkpointing that saves the matmuls and recomputes the
-rest (``selective``), or plainly (``plain``, the reference).  Each is run eagerly and with the
-backward under compiled autograd (``aot_eager``), a warm-up backward first so that the
-measured one is a cache hit, and the gradients are compared with eager's.
+rest (``selective``), plainly (``plain``, the control: no saved-tensor hooks at all), half
+checkpointed and half plain in either order (``checkpoint_then_plain``,
+``plain_then_checkpoint``: hooked and plain saved Tensors in one backward), or with the first
+half under ``torch.autograd.graph.save_on_cpu()`` (``save_on_cpu``).  Each is run eagerly and
+with the backward under compiled autograd (``aot_eager``): a first backward (under compiled
+autograd, the capture and compile) and a second one (a cache hit, the steady state); the
+gradients of the second are compared with eager's.
 
 Bytes come from the profiler's CPU memory events (every allocation and free of the
 allocator, with its time): ``alive_after_forward`` is what the forward left allocated
@@ -25,7 +29,7 @@ import json
 import sys
 
 FEATURES, BATCH, BLOCKS = 256, 2048, 8
-PROGRAMS = ("plain", "checkpoint", "selective")
+PROGRAMS = ("plain", "checkpoint", "selective", "checkpoint_then_plain", "plain_then_checkpoint", "save_on_cpu")
 
 
 def _model(torch):
@@ -41,11 +45,16 @@ def _forward(torch, program: str, blocks, x):
     from torch.utils import checkpoint as cp
 
     h = x
-    for block in blocks:
-        if program == "plain":
+    for i, block in enumerate(blocks):
+        first_half = i < len(blocks) // 2
+        if program == "plain" or (program == "checkpoint_then_plain" and not first_half) or (
+                program == "plain_then_checkpoint" and first_half):
             h = block(h)
-        elif program == "checkpoint":
+        elif program in ("checkpoint", "checkpoint_then_plain", "plain_then_checkpoint"):
             h = cp.checkpoint(block, h, use_reentrant=False)
+        elif program == "save_on_cpu":
+            with torch.autograd.graph.save_on_cpu() if first_half else contextlib.nullcontext():
+                h = block(h)
         else:
             def policy(ctx, op, *args, **kwargs):
                 saved = (torch.ops.aten.addmm.default, torch.ops.aten.mm.default)
@@ -95,10 +104,11 @@ def run(program: str) -> dict:
     result: dict = {"program": program, "torch": torch.__version__}
     grads = {}
     for way, compiled in (("eager", False), ("ca", True)):
-        _measure(torch, program, blocks, x, compiled)  # warm-up: the capture and compile, one-time allocations
+        first = _measure(torch, program, blocks, x, compiled)  # the capture and compile, one-time allocations
         got = _measure(torch, program, blocks, x, compiled)
         grads[way] = got.pop("grads")
         result.update({f"{way}_{key}": value for key, value in got.items()})
+        result[f"{way}_first_backward_peak"] = first["backward_peak"]
     result["grads_equal_eager"] = all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(grads["eager"], grads["ca"]))
     return result
 

@@ -1891,7 +1891,26 @@ class AutogradCompilerInstance:
         for name, submod in list(split.named_children()):
             if name not in eager_parts:
                 setattr(split, name, _CompiledPiece(self.compiler_fn(submod)))
+        self.steal_inputs(split)
         return split
+
+    @staticmethod
+    def steal_inputs(split: GraphModule):
+        """The whole graph steals its inputs (set_locals_to_steal): Dynamo
+        clears the caller's list once it has read it, so that each Tensor
+        is freed after its last use.  The split graph is not a Dynamo frame,
+        so it clears the list itself, after the last piece that reads it;
+        the pieces' outputs then hold the only references."""
+        (inputs,) = split.graph.find_nodes(op="placeholder", target="inputs")
+        last_reader = None
+        for node in split.graph.nodes:
+            if node in inputs.users:
+                last_reader = node
+        if last_reader is None:
+            return
+        with split.graph.inserting_after(last_reader):
+            split.graph.call_method("clear", (inputs,))
+        split.recompile()
 
     @staticmethod
     def get_all_nodes(args):
