@@ -962,7 +962,7 @@ def _plot(rows, path: Path) -> None:
 
 
 def bench_memory(programs: Sequence[str]) -> str:
-    """``memory``: bench_memory.py's checkpointed MLPs in each venv, one process per program and venv."""
+    """``memory``: bench_memory.py's MLP programs in each venv, one process per program and venv."""
     from tools.lib.overlay.venv import ensure_venv
 
     ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), Shell(verbose=False))
@@ -1102,8 +1102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="logs and raw results (default: %(default)s, gitignored)")
     m.add_argument("--from-outcomes", type=Path, nargs="+", default=None, metavar="JSON",
                    help="run nothing: render the report from outcomes.json files of earlier runs (later ones win)")
-    mem = sub.add_parser("memory", help="activation checkpointing: bytes kept by the forward and the backward's peak, "
-                         "eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
+    mem = sub.add_parser("memory", help="saved-tensor memory (checkpointing, save_on_cpu): bytes kept by the forward "
+                         "and the backward's peak, eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
     mem.add_argument("--programs", nargs="+", default=list(MEMORY_PROGRAMS), choices=MEMORY_PROGRAMS, help="default: all")
     from tools.lib import bench_first_driver
 
