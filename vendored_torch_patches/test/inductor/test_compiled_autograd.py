@@ -5105,6 +5105,40 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
             compiler_fn=make_compiler_fn(dynamic=True, backend="aot_eager"),
         )
 
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
+    def test_dynamic_capture_graph_names_its_size_inputs_in_its_code_context(
+        self,
+    ):
+        # what Dynamo duck sizes is named by the graph itself (the code
+        # context of its forward), not guessed from a frame's local names:
+        # the graph's sizes are, its other inputs and another function's
+        # argument named sizes are not
+        from torch._dynamo.source import GetItemSource, LocalSource
+
+        graphs = []
+
+        def compiler_fn(gm):
+            graphs.append(gm)
+            return torch.compile(gm, backend="aot_eager", fullgraph=True)
+
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9], width=7),
+            count=[1, 0],
+            compiler_fn=compiler_fn,
+        )
+
+        def other(sizes):
+            return sizes
+
+        (graph,) = graphs
+        duck_sized = compiled_autograd.duck_sizes_size_input
+        code = type(graph).forward.__code__
+        self.assertTrue(duck_sized(code, GetItemSource(LocalSource("sizes"), 0)))
+        self.assertFalse(duck_sized(code, GetItemSource(LocalSource("inputs"), 0)))
+        self.assertFalse(
+            duck_sized(other.__code__, GetItemSource(LocalSource("sizes"), 0))
+        )
+
     def test_dynamo_gathers_a_retraced_graph_s_node_meta_once_per_code_object(
         self,
     ):

@@ -479,22 +479,27 @@ def _automatic_dynamic_state(graph: GraphModule) -> Dict[str, Any]:
     return get_code_state()[CodeId.make(type(graph).forward.__code__)].automatic_dynamic
 
 
-def _generate_code(graph: GraphModule, compiled_fn) -> None:
+def _generate_code(
+    graph: GraphModule, compiled_fn, duck_sized_sizes: bool = True
+) -> None:
     """Generates the code of a dynamic capture's graph (a _LazyGraphModule:
     see end_capture) if it has none yet, and sets up again what torch.compile
     would have set up had the graph had its code when the compiler wrapped
     it: the graph for Dynamo's node metadata, and the OptimizedModule's
     forward.  Something may have generated the code already (a compiler or a
     log reading ``graph.code``), before or after the compiler wrapped it: the
-    setup is made again anyway, once per capture."""
+    setup is made again anyway, once per capture.  With
+    ``duck_sized_sizes``, the code context also names the graph's size
+    inputs, which Dynamo then duck sizes (see duck_sizes_size_input)."""
     from torch._dynamo.eval_frame import OptimizedModule
 
     if not isinstance(graph, _LazyGraphModule):
         return
     graph.real_recompile()
-    code_context.get_context(type(graph).forward.__code__)[
-        "orig_graphmodule"
-    ] = weakref.ref(graph)
+    context = code_context.get_context(type(graph).forward.__code__)
+    context["orig_graphmodule"] = weakref.ref(graph)
+    if duck_sized_sizes:
+        context[SIZE_INPUTS_ARG] = _graph_placeholders[1]
     if isinstance(compiled_fn, OptimizedModule) and compiled_fn._orig_mod is graph:
         compiled_fn._initialize()
 
@@ -1834,13 +1839,10 @@ class AutogradCompilerInstance:
             payload_fn=lambda: graph.print_readable(print_output=False),
         )
 
-        dynamic = self.dynamic
-
         def runtime_wrapper(compiled_fn, inputs, sizes, scalars, hooks):
-            global in_compiled_autograd_region, in_dynamic_compiled_autograd_graph
+            global in_compiled_autograd_region
             try:
                 in_compiled_autograd_region = True
-                in_dynamic_compiled_autograd_graph = dynamic
                 for i in runtime_inputs_to_move:
                     inputs[i] = inputs[i].pin_memory().cuda(non_blocking=True)
 
@@ -1848,7 +1850,6 @@ class AutogradCompilerInstance:
                     return compiled_fn(inputs, sizes, scalars, hooks)
             finally:
                 in_compiled_autograd_region = False
-                in_dynamic_compiled_autograd_graph = False
 
         if self.unpacks_saved:
             return runtime_wrapper, self.compile_split_at_unpacks(graph)
@@ -1859,7 +1860,14 @@ class AutogradCompilerInstance:
         ):
             compiled_fn = self.specialize_first_compile(graph, compiled_fn)
         if not isinstance(compiled_fn, _FirstSizesFirst):
-            _generate_code(graph, compiled_fn)
+            # not with config.compiled_autograd_dynamic_graph_inputs, whose
+            # first compile makes every size a symbol of its own (see
+            # mark_graph_inputs_dynamic)
+            _generate_code(
+                graph,
+                compiled_fn,
+                duck_sized_sizes=not torch._dynamo.config.compiled_autograd_dynamic_graph_inputs,
+            )
         return runtime_wrapper, compiled_fn
 
     def compile_split_at_unpacks(self, graph: GraphModule):
@@ -2248,32 +2256,34 @@ compiled_autograd_enabled_force_eager = False
 # global flag to check if we are processing graphs produced from a compiled autograd graph
 in_compiled_autograd_region = False
 
-# [compiled autograd] whether the graph running is a dynamic capture's: its
-# sizes are inputs, and the ones that Dynamo makes symbols are duck sized (see
-# duck_sizes_changed_size_input)
-in_dynamic_compiled_autograd_graph = False
+# [compiled autograd] the key, in Dynamo's code context of a dynamic capture's
+# graph (its forward's code), of the name of the argument that holds its size
+# inputs (see _generate_code, duck_sizes_size_input)
+SIZE_INPUTS_ARG = "compiled_autograd_size_inputs_arg"
 
 
-def duck_sizes_changed_size_input(source) -> bool:
-    """Whether Dynamo duck sizes the size input ``source`` that it makes a
-    symbol: one that changed since the graph's first compile (automatic
-    dynamic), or any in a compile that makes every input dynamic
+def duck_sizes_size_input(code: types.CodeType, source) -> bool:
+    """Whether Dynamo, compiling the frame of ``code``, duck sizes the int
+    ``source`` that it makes a symbol.  True for an item of the size-inputs
+    argument that the graph of a dynamic capture names in its code context:
+    one that changed since the graph's first compile (automatic dynamic), or
+    any in a compile that makes every input dynamic
     (``torch.compile(dynamic=True)``, which duck sizes the graph's Tensor
     inputs too, as it does any graph's).  One batch-dependent size is a size
-    input once per node that saved it (a view's sizes, a saved tensor's),
-    and ops on fakes found each symbol equal to the others, a guard and a
+    input once per node that saved it (a view's sizes, a saved tensor's), and
+    ops on fakes found each symbol equal to the others, a guard and a
     replacement each: duck sizing gives the inputs of one value one symbol,
     guarded equal (a tie by chance recompiles when it breaks).  At an
     automatic dynamic recompile model dims are constants, so no size ties to
-    one.  Not with
-    config.compiled_autograd_dynamic_graph_inputs, whose first compile makes
-    every size a symbol (see AutogradCompilerInstance.mark_graph_inputs_dynamic)."""
+    one."""
+    if not code_context.has_context(code):
+        return False
+    arg = code_context.get_context(code).get(SIZE_INPUTS_ARG)
     return (
-        in_dynamic_compiled_autograd_graph
-        and not torch._dynamo.config.compiled_autograd_dynamic_graph_inputs
+        arg is not None
         and isinstance(source, GetItemSource)
         and isinstance(source.base, LocalSource)
-        and source.base.local_name == "sizes"
+        and source.base.local_name == arg
     )
 
 

@@ -1852,19 +1852,20 @@ class VariableBuilder:
                 self.install_guards(GuardBuilder.CONSTANT_MATCH)
                 return ConstantVariable.create(value=value)
             # [compiled autograd] a size input of a dynamic capture's graph
-            # is a real size (lifted from a saved tensor's shape, a view's
-            # sizes), and the sizes of one batch-dependent dim are lifted once
-            # per node that saved them: the ones made symbols (that changed,
-            # or all in a dynamic=True compile) are duck sized, one symbol per
-            # value, instead of a symbol each that ops then find equal to
-            # each other; not onto a symbol of that value that a guard has
-            # since made a constant (then the size input is a symbol of its own)
+            # (named in the code context of the graph's code) is a real size
+            # (lifted from a saved tensor's shape, a view's sizes), and the
+            # sizes of one batch-dependent dim are lifted once per node that
+            # saved them: the ones made symbols (that changed, or all in a
+            # dynamic=True compile) are duck sized, one symbol per value,
+            # instead of a symbol each that ops then find equal to each other;
+            # not onto a symbol of that value that a guard has since made a
+            # constant (then the size input is a symbol of its own)
             duck_to = shape_env.val_to_var.get(value)
             if (
                 dynamic_dim is DimDynamic.DYNAMIC
                 and value not in (0, 1)
-                and torch._dynamo.compiled_autograd.duck_sizes_changed_size_input(
-                    self.source
+                and torch._dynamo.compiled_autograd.duck_sizes_size_input(
+                    self.tx.output.root_tx.f_code, self.source
                 )
                 and (
                     duck_to is None
