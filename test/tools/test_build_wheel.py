@@ -162,20 +162,29 @@ def test_plain_venv_with_the_wheel_runs_the_stack_without_preload(wheel_venv):
     assert run_py(wheel_venv, "-c", "import iniconfig").returncode == 0  # the user's package is still there
 
 
-def test_torch_version_is_the_wheel_s_and_keeps_the_cuda_version(fca_wheel, wheel_venv):
-    proc = run_py(wheel_venv, "-c", "import torch; print(torch.__version__, torch.version.cuda)")
+def test_wheel_version_py_is_the_stock_one_but_for_its_version_line(fca_wheel):
+    stock = read_member(stock_wheel.find(HOUSE, PY), "torch/version.py").splitlines(keepends=True)
+    ours = read_member(fca_wheel, "torch/version.py").splitlines(keepends=True)
+    version = wheel.WheelName.parse(fca_wheel.name).version
+    changed = [(a, b) for a, b in zip(stock, ours) if a != b]
+    assert len(ours) == len(stock)
+    assert changed == [("__version__ = '2.6.0+cu124'\n", f"__version__ = '{version}'\n")]
+
+
+def test_torch_version_is_pip_s_and_keeps_the_cuda_version(fca_wheel, wheel_venv):
+    code = "import importlib.metadata as md, torch; print(torch.__version__, md.version('torch'), torch.version.cuda)"
+    proc = run_py(wheel_venv, "-c", code)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [wheel.WheelName.parse(fca_wheel.name).version, "12.4"]
+    version = wheel.WheelName.parse(fca_wheel.name).version
+    assert proc.stdout.split() == [version, version, "12.4"]
 
 
-def test_set_version_replaces_only_the_version_line():
-    from tools.lib.overlay import package
-
-    stock = b"__all__ = ['__version__', 'cuda']\n__version__ = '2.6.0+cu124'\ncuda: Optional[str] = '12.4'\n"
-    assert package.set_version(stock, "2.6.0+fca.abc") == (
-        b"__all__ = ['__version__', 'cuda']\n__version__ = '2.6.0+fca.abc'\ncuda: Optional[str] = '12.4'\n")
-    with pytest.raises(ValueError, match="has 0 `__version__ = ` lines"):
-        package.set_version(b"cuda = '12.4'\n", "2.6.0+fca.abc")
+def test_collect_env_reports_the_wheel_s_version(fca_wheel, wheel_venv):
+    proc = run_py(wheel_venv, "-m", "torch.utils.collect_env")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert f"PyTorch version: {wheel.WheelName.parse(fca_wheel.name).version}" in lines
+    assert "CUDA used to build PyTorch: 12.4" in lines
 
 
 def test_torch_use_rtld_global_loads_the_stack_too(wheel_venv):
@@ -338,7 +347,7 @@ def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv):
     lines = program_verdicts(wheel_venv, "cpp_extension_programs.py", 5, "aot_eager", str(build))
     # three captures each: the first static; the second batch accumulates into the first's grads (a new
     # capture everywhere), at its own sizes; the third batch size recaptures with the changed sizes dynamic
-    # (the shape saved as an int list among them, a size input, P33), which later sizes would reuse
+    # (the shape saved as an int list among them, a size input, P32), which later sizes would reuse
     assert set(lines.values()) == {"ok captures=3"}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -49,13 +50,13 @@ def version_of(stack_id: str) -> str:
 
 def set_version(version_py: bytes, version: str) -> bytes:
     """``torch/version.py`` with ``__version__`` set to ``version`` (the wheel's own, so ``collect_env``
-    and bug reports say which stack is installed); the rest (``cuda``, ``git_version``) is kept."""
-    lines = version_py.decode().splitlines(keepends=True)
-    hits = [i for i, line in enumerate(lines) if line.startswith("__version__ = ")]
-    if len(hits) != 1:
-        raise ValueError(f"torch/version.py has {len(hits)} `__version__ = ` lines, expected 1")
-    lines[hits[0]] = f"__version__ = {version!r}\n"
-    return "".join(lines).encode()
+    and bug reports say which stack is installed); every other byte (``cuda``, ``git_version``, the
+    line's own ending) is kept."""
+    line = f"__version__ = {version!r}"
+    new, hits = re.subn(r"^__version__ = [^\r\n]*", lambda _: line, version_py.decode(), flags=re.M)
+    if hits != 1:
+        raise ValueError(f"torch/version.py has {hits} `__version__ = ` lines, expected 1")
+    return new.encode()
 
 
 def wheel_files(built: ob.Built) -> dict[str, bytes]:
