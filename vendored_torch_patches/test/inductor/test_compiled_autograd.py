@@ -4736,6 +4736,32 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(guarded, [False, True, True])
 
     @config.patch(compiled_autograd_dynamic_first_capture=True)
+    def test_dynamic_first_capture_dynamic_compiler_gets_the_sizes_as_constants_first(
+        self,
+    ):
+        # a dynamic=True compile (torch.compile(model, dynamic=True) with
+        # compiled autograd) gets the capture's sizes as constants first, as
+        # 2.7's static first capture has them: no size input, so the ops are
+        # not traced on a symbol per size; the first new batch size compiles
+        # the capture's own graph, dynamic, and no other size compiles again
+        reads_sizes = []
+
+        def backend(gm, example_inputs):
+            reads_sizes.append(
+                any("sizes" in n.name for n in gm.graph.find_nodes(op="placeholder"))
+            )
+            return aot_eager(gm, example_inputs)
+
+        self.check_output_and_recompiles(
+            self._mlp_over_batches([6, 9, 12]),
+            count=[1, 0],  # the backend counts the compiles
+            compiler_fn=lambda gm: torch.compile(
+                gm, backend=backend, fullgraph=True, dynamic=True
+            ),
+        )
+        self.assertEqual(reads_sizes, [False, True])
+
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_graph_code_is_generated_at_the_first_new_size(
         self,
     ):
@@ -5067,11 +5093,12 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
 
     @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_makes_one_symbol_per_size_value(self):
-        # a dynamic=True compile of a dynamic capture's graph duck sizes its
-        # inputs as Dynamo does any graph's: the dims and size inputs of one
-        # value (but 0 and 1) are one symbol, not one each that the ops on
-        # fakes then find equal (a guard and a replacement each; seconds on
-        # a transformer)
+        # a dynamic=True compile of a dynamic capture's graph (at the first
+        # new batch size: the first compile has the sizes as constants) duck
+        # sizes its inputs as Dynamo does any graph's: the dims and size
+        # inputs of one value (but 0 and 1) are one symbol, not one each
+        # that the ops on fakes then find equal (a guard and a replacement
+        # each; seconds on a transformer)
         values = []
 
         def backend(gm, example_inputs):
@@ -5086,22 +5113,23 @@ torch::Tensor double_if_four_rows(const torch::Tensor& x) {
                 gm, backend=backend, fullgraph=True, dynamic=True
             ),
         )
-        (first,) = values
-        sizes = [v for v in first if v > 1]  # 0 and 1 are not duck sized
-        self.assertIn(6, sizes)
+        (_, generic) = values
+        sizes = [v for v in generic if v > 1]  # 0 and 1 are not duck sized
+        self.assertIn(9, sizes)
         self.assertEqual(len(sizes), len(set(sizes)))
 
     @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_compile_of_the_graph_recompiles_once_a_tie_by_chance_breaks(
         self,
     ):
-        # batch 5 and width 5: a saved activation is 5x5, and duck sizing
-        # makes its two dims one symbol; batch 9 breaks the tie and Dynamo
-        # compiles the graph again (the capture is reused), as it does a
-        # forward whose inputs are tied by chance
+        # batch 5 (the first new size, which compiles the capture's graph)
+        # and width 5: a saved activation is 5x5, and duck sizing makes its
+        # two dims one symbol; batch 9 breaks the tie and Dynamo compiles the
+        # graph again (the capture is reused), as it does a forward whose
+        # inputs are tied by chance
         self.check_output_and_recompiles(
-            self._mlp_over_batches([5, 9, 12, 20], width=5),
-            count=[1, 2],
+            self._mlp_over_batches([4, 5, 9, 12, 20], width=5),
+            count=[1, 3],
             compiler_fn=make_compiler_fn(dynamic=True, backend="aot_eager"),
         )
 

@@ -775,11 +775,14 @@ class AutogradCompilerInstance:
         changed compiles dynamic at once: the counts are those of Dynamo
         recompiling one graph (two compiles, the second dynamic), and the
         capture is not repeated.  A ``dynamic=False`` compile (upstream's
-        benchmark harness, ``maybe_enable_compiled_autograd``) takes the same
-        path, less the seeding: it compiles every size static, and its first
-        compile too would otherwise guard each size (``sizes[i] == v``).  Any
-        other compiler (a ``dynamic=True`` compile, a plain function) gets the
-        graph as is, its code generated once the compiler returns.
+        benchmark harness, ``maybe_enable_compiled_autograd``) and a
+        ``dynamic=True`` one take the same path, less the seeding: the first
+        compiles every size static, and its first compile too would otherwise
+        guard each size (``sizes[i] == v``); the second would otherwise trace
+        the ops on a symbol per size at the first backward, where 2.7's first
+        compile has the sizes as constants.  Any other compiler (a plain
+        function, a compiler of its own) gets the graph as is, its code
+        generated once the compiler returns.
         """
         from torch._dynamo.eval_frame import DisableContext, OptimizedModule
 
@@ -794,6 +797,7 @@ class AutogradCompilerInstance:
         dynamic = getattr(compiled_fn.dynamo_ctx, "_dynamic", True)
         if not (
             dynamic is False
+            or dynamic is True
             or (
                 dynamic is None
                 and config.automatic_dynamic_shapes
@@ -809,7 +813,7 @@ class AutogradCompilerInstance:
         def seed():
             from torch._dynamo.pgo import FrameStateSizeEntry
 
-            if dynamic is False:  # every size compiles static: nothing to tell
+            if dynamic is not None:  # static or dynamic throughout: nothing to tell
                 return
             state = _automatic_dynamic_state(graph)
             for kind, idx, val in first_frame:
