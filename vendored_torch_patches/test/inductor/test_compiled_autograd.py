@@ -6958,6 +6958,48 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(headers, [])
         self.assertFalse(any(".gch" in out for out in outputs))
 
+    @skipIfWindows(msg="GCC's precompiled headers")
+    def test_inductor_precompiled_header_is_rebuilt_when_a_header_it_read_changes(
+        self,
+    ):
+        # GCC loads a precompiled header without checking the headers it was
+        # built from, and the cache dir outlives a torch reinstall: the
+        # precompile records the files it read, and a process that finds one of
+        # them changed (here the prefix header itself, edited in the cache dir)
+        # precompiles the header again before its kernels load it.
+        from torch._inductor import codecache, cpp_builder
+        from torch._inductor.utils import fresh_inductor_cache
+
+        if cpp_builder.is_clang() or not cpp_builder.is_gcc():
+            self.skipTest("precompiled headers are built for GCC")
+
+        def backward(width):
+            torch.manual_seed(0)
+            model = nn.Sequential(
+                *[
+                    nn.Sequential(nn.Linear(width + i, width + 1 + i), nn.GELU())
+                    for i in range(3)
+                ]
+            )
+            with compiled_autograd._enable(make_compiler_fn(dynamic=False)):
+                model(torch.randn(4, width)).sum().backward()
+
+        with fresh_inductor_cache(), inductor_config.patch(
+            {"cpp.precompiled_header_min_kernels": 1}
+        ):
+            backward(8)
+            header = codecache.cpp_prefix_path()
+            (pch,) = Path(header + ".gch").glob("*.gch")
+            built = pch.stat().st_mtime_ns
+            with open(header, "a") as f:
+                f.write("\n// edited\n")
+            # as a new process: nothing checked or counted yet
+            codecache._pch_checked.clear()
+            codecache._pch_kernels.clear()
+            backward(16)  # other widths: new kernels to build
+            self.assertTrue(pch.exists())
+            self.assertNotEqual(pch.stat().st_mtime_ns, built)
+
     def _backward_with_inductor_recording_builds(self, patches):
         # An eager forward; its backward compiled by compiled autograd with Inductor
         # in a fresh cache, under the Inductor config `patches`. Returns (grads, eager

@@ -2110,11 +2110,67 @@ def _worker_compile_cpp(
 
 
 # How many kernels this process has queued for a build per precompiled header
-# they could use (see config.cpp.precompiled_header_min_kernels), and the
-# headers whose precompile failed, which are not tried again.
+# they could use (see config.cpp.precompiled_header_min_kernels), the headers
+# whose precompile failed, which are not tried again, and the precompiled
+# headers this process has checked against the files they were built from.
 _pch_lock = threading.Lock()
 _pch_kernels: Counter[str] = collections.Counter()
 _pch_failed: Set[str] = set()
+_pch_checked: Set[str] = set()
+
+
+def _pch_stamp_path(pch: str) -> str:
+    """Where the files that `pch`'s precompile read are recorded: beside the .gch
+    dir (GCC tries every file in it)."""
+    header = os.path.dirname(pch)[: -len(".gch")]
+    return f"{header}.{os.path.basename(pch)[: -len('.gch')]}.deps"
+
+
+def _files_identity(paths: Sequence[str]) -> List[List[Any]]:
+    """[path, size, mtime in ns] of each file; -1s for one that is gone."""
+    out: List[List[Any]] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append([path, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([path, -1, -1])
+    return out
+
+
+def _read_make_deps(path: str, cwd: str) -> List[str]:
+    """The prerequisites of the one rule in a GCC -MD dependency file, written
+    by a compile run in `cwd`."""
+    with open(path) as f:
+        text = f.read().replace("\\\n", " ")
+    _, _, deps = text.partition(": ")
+    return [
+        os.path.join(cwd, d.replace("\\ ", " "))
+        for d in re.split(r"(?<!\\)\s+", deps)
+        if d
+    ]
+
+
+def _drop_stale_precompiled_header(pch: str) -> None:
+    """GCC loads a precompiled header without checking the headers it was built
+    from, and the cache dir outlives a torch reinstall: a precompiled header whose
+    stamp (the files its precompile read: the prefix header, torch's and the
+    system's headers) is missing, or names a file that has changed since, is
+    removed, and precompiled again once enough kernels are queued."""
+    stamp = _pch_stamp_path(pch)
+    try:
+        with open(stamp) as f:
+            recorded = json.load(f)
+        if recorded and _files_identity([r[0] for r in recorded]) == recorded:
+            return
+    except (OSError, ValueError, TypeError, IndexError):
+        pass
+    log.debug("removing %s: the headers it was precompiled from changed", pch)
+    for path in (pch, stamp):
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 
 def _count_kernel_for_precompiled_header(
@@ -2142,6 +2198,10 @@ def _count_kernel_for_precompiled_header(
     pch = os.path.join(f"{header}.gch", f"{key}.gch")
     with _pch_lock:
         _pch_kernels[pch] += 1
+        check = pch not in _pch_checked
+        _pch_checked.add(pch)
+    if check and os.path.exists(pch):
+        _drop_stale_precompiled_header(pch)
     return pch
 
 
@@ -2175,10 +2235,16 @@ def _precompile_prefix_header(cpp_builder: CppBuilder, pch: str) -> None:
             os.makedirs(pch_dir, exist_ok=True)
             # GCC tries every file in the .gch dir: write it beside, then move it in.
             tmp = f"{header}.{key}.{os.getpid()}.{threading.get_ident()}.gch.tmp"
+            deps = f"{tmp}.d"
             cmd = cpp_builder.get_precompiled_header_command_line(header, tmp)
             start = time()
             try:
-                run_compile_cmd(cmd, cwd=pch_dir)
+                # -MD: GCC lists the files it read, for the stamp
+                run_compile_cmd(f"{cmd} -MD -MF {deps}", cwd=pch_dir)
+                stamp = _pch_stamp_path(pch)
+                with open(f"{stamp}.tmp", "w") as f:
+                    json.dump(_files_identity(_read_make_deps(deps, pch_dir)), f)
+                os.replace(f"{stamp}.tmp", stamp)
                 os.replace(tmp, pch)
                 log.debug("precompiled %s in %.1f s: %s", header, time() - start, cmd)
             except (OSError, exc.CppCompileError) as e:
@@ -2190,8 +2256,9 @@ def _precompile_prefix_header(cpp_builder: CppBuilder, pch: str) -> None:
                     e,
                 )
             finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
+                for path in (tmp, deps):
+                    if os.path.exists(path):
+                        os.remove(path)
     except Timeout:
         return
 
