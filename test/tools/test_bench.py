@@ -314,13 +314,14 @@ def test_a_new_batch_size_recaptures_on_stock_and_the_stack_but_not_with_the_dyn
                       "stack, dynamic graph inputs": (1, 1, None)}
 
 
-def test_with_torch_compile_dynamic_the_dynamic_first_capture_compiles_the_backward_once_over_the_batch_sweep(
+def test_with_torch_compile_dynamic_the_dynamic_first_capture_captures_once_over_the_batch_sweep(
         overlay, stock_python, tmp_path):
     """`bench.py sizes`'s second table: with `torch.compile(..., dynamic=True)` for compiled
     autograd's compiler and for the forward, the stack takes stock's 2 captures over the batch
     sweep at its default (a static first capture), and with its opt-in dynamic first capture 1
-    capture and 1 Dynamo compile for the backward (the compiled forward's own graph is the second
-    one there)."""
+    capture and 2 Dynamo compiles for the backward: the first with the capture's sizes as
+    constants, as 2.7's static first capture has them, then the capture's graph, dynamic, at the
+    first new size (the compiled forward's own graph is the third one there)."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "FCA_BENCH_COMPILE_DYNAMIC": "1"}
     ways = {"stock": ("stock", {}), "stack": ("overlay", {}),
             "stack, dynamic first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"})}
@@ -329,8 +330,8 @@ def test_with_torch_compile_dynamic_the_dynamic_first_capture_compiles_the_backw
               for r in [bench._ca_sample(kind, w, "sizes", {**env, **way_env})]}
     assert counts == {("stock", "mlp"): (2, 2, None), ("stock", "compiled_forward"): (2, 3, None),
                       ("stack", "mlp"): (2, 2, None), ("stack", "compiled_forward"): (2, 3, None),
-                      ("stack, dynamic first capture", "mlp"): (1, 1, None),
-                      ("stack, dynamic first capture", "compiled_forward"): (1, 2, None)}
+                      ("stack, dynamic first capture", "mlp"): (1, 2, None),
+                      ("stack, dynamic first capture", "compiled_forward"): (1, 3, None)}
 
 
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):
