@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1],
     )
     p.add_argument("--profile", choices=sorted(up.PROFILES), default="ci",
-                   help="ci: all of test_compiled_autograd.py + -k selections (<= 41 min cold); full: every test of every file (default: %(default)s)")
+                   help="ci: all of test_compiled_autograd.py + -k selections (<= 45 min cold, one file at a time); full: every test of every file (default: %(default)s)")
     p.add_argument("--files", nargs="+", metavar="F", help="only these files (relative to test/); the profile's -k applies to the ones it lists")
     p.add_argument("--shard", metavar="I/N", help="run shard I of N of each file (upstream's sha256 split of node ids)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",

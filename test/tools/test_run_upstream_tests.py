@@ -343,10 +343,11 @@ def test_profiles_are_frozen_data_and_name_existing_files(pinned_source):
     assert {s.file: s.k for s in up.FULL.suites if s.k} == {
         "functorch/test_aotdispatch.py": "not TestEagerFusionOpInfo and not TestEagerFusionModuleInfo",
         "test_fx.py": "not TestFX",
-        "inductor/test_cpu_repro.py": "simd or vec_isa"}
+        "inductor/test_cpu_repro.py": "simd or vec_isa",
+        "test_decomp.py": "upsample or interpolate or affine_grid or fractional_max_pool or shrink"}
     assert {s.file for s in up.CI.suites} <= set(full_files)
     assert all(s.estimate_s > 0 for p in up.PROFILES.values() for s in p.suites)
-    assert up.CI.estimate_s <= 41 * 60
+    assert up.CI.estimate_s <= 45 * 60
 
 
 def test_every_file_of_the_full_profile_has_a_measured_baseline():

@@ -138,13 +138,24 @@ _BYTECODE_SUITE = Suite("dynamo/test_bytecode_utils.py",
                         why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P36)", estimate_s=15)
 # the vector ISA pick (the tests that read pick_vec_isa / valid_vec_isa_list), not the file's kernels
 _CPU_REPRO_SUITE = Suite("inductor/test_cpu_repro.py", k="simd or vec_isa",
-                         why="Inductor's vector ISA pick: candidates checked in order, none after the one picked (P41)",
+                         why="Inductor's vector ISA pick: candidates checked in order, none after the one picked (P40)",
                          estimate_s=15)
 # TestFX's setUp loads a torchbind test library that the wheels do not ship: every other class
 # (the fx passes' suites it imports, functional and vision tracing, the API surface)
 _FX_SUITE = Suite("test_fx.py", k="not TestFX",
                   why="fx graphs: Node argument normalization, users, find-nodes filing, the passes (P37)",
                   estimate_s=45)
+
+# P23's kernel at the Python key for inductor::accumulate_grad_: the subclasses that meet it.
+# (test_python_dispatch.py is not here: on stock 2.6 a failing Python registration of aten::neg
+# leaks into the tests after it, 73 of 119 fail in one process, and which ones depends on the shard.)
+_SUBCLASS_SUITE = Suite("test_subclass.py", why="Tensor subclasses and parametrizations (P23)", estimate_s=10)
+# P15/P16's Python metas and affine_grid's decomposition: the decomposition checks of the ops
+# whose backwards they cover
+_K_DECOMP = "upsample or interpolate or affine_grid or fractional_max_pool or shrink"
+_DECOMP_SUITE = Suite("test_decomp.py", k=_K_DECOMP,
+                      why="decompositions and metas of the upsample, affine_grid, shrink and fractional max-pool ops "
+                          "(P15/P16)", estimate_s=175)
 
 FULL = Profile(
     name="full",
@@ -170,12 +181,14 @@ FULL = Profile(
         _BYTECODE_SUITE,
         _FX_SUITE,
         _CPU_REPRO_SUITE,
+        _SUBCLASS_SUITE,
+        _DECOMP_SUITE,
     ),
 )
 
 CI = Profile(
     name="ci",
-    summary="all of test_compiled_autograd.py + -k selections in the areas the stack touches (<= 41 min cold, 2 cores)",
+    summary="all of test_compiled_autograd.py + -k selections in the areas the stack touches (<= 45 min cold, 2 cores, one file at a time)",
     suites=(
         Suite(TCA, why="compiled autograd itself (every patch)", estimate_s=1650),
         Suite("test_autograd.py", k=_K_AUTOGRAD, why="eager hooks, Functions, views/CopySlices, saved tensors (348/636)",
@@ -195,6 +208,8 @@ CI = Profile(
         _BYTECODE_SUITE,
         _FX_SUITE,
         _CPU_REPRO_SUITE,
+        _SUBCLASS_SUITE,
+        _DECOMP_SUITE,
     ),
 )
 
