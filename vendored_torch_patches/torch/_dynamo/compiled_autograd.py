@@ -868,27 +868,26 @@ class AutogradCompilerInstance:
         def node_repr(node: torch.fx.Node) -> str:
             return namespace.create_name(node.name, node)
 
-        # each user's own args/kwargs are swapped for the codegen and put
-        # back after: the users' bookkeeping of the graph stays as it is
-        saved = [(node, node._args, node._kwargs) for node in users]
+        # For the time of the codegen, each user of a size holds the int in
+        # its args and kwargs (set through Node's own setters, which file the
+        # users of each input), and each node is named in the codegen's
+        # namespace, as Graph.python_code names them; all is put back after,
+        # users in graph order, so each size's users keep their order.
+        saved = [(node, node.args, node.kwargs) for node in nodes if node in users]
         repr_fns = [(node, node._repr_fn) for node in nodes]
         try:
             for node, args, kwargs in saved:
-                object.__setattr__(
-                    node, "_args", torch.fx.node.map_arg(args, as_constant)
-                )
-                object.__setattr__(
-                    node, "_kwargs", torch.fx.node.map_arg(kwargs, as_constant)
-                )
+                node.args = torch.fx.node.map_arg(args, as_constant)
+                node.kwargs = torch.fx.node.map_arg(kwargs, as_constant)
             for node in nodes:
-                object.__setattr__(node, "_repr_fn", node_repr)
+                node._repr_fn = node_repr
             code = fx_graph._codegen._gen_python_code(nodes, "self", namespace)
         finally:
             for node, args, kwargs in saved:
-                object.__setattr__(node, "_args", args)
-                object.__setattr__(node, "_kwargs", kwargs)
+                node.args = args
+                node.kwargs = kwargs
             for node, fn in repr_fns:
-                object.__setattr__(node, "_repr_fn", fn)
+                node._repr_fn = fn
         co_fields = getattr(fx_graph, "_co_fields", {})
         forward = _forward_from_src(code.src, code.globals, co_fields)
         return types.MethodType(forward, graph)
