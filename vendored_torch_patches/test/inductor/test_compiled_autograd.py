@@ -4762,6 +4762,56 @@ torch::Tensor rows(const torch::Tensor& x) {
         self.assertEqual(reads_sizes, [False, True])
 
     @config.patch(compiled_autograd_dynamic_first_capture=True)
+    def test_dynamic_first_capture_dynamic_compiler_first_compile_makes_no_size_symbol(
+        self,
+    ):
+        # a dynamic=True first compile takes its input Tensors' shapes static,
+        # as 2.7's static capture ends up with them: the linear saves a view of
+        # h, whose dims 2 and 8 the graph knows only as their product, 16, and
+        # Dynamo made symbols for them; the first new size compiles dynamic
+        size_sources = []
+
+        def backend(gm, example_inputs):
+            shape_env = torch._guards.detect_fake_mode(example_inputs).shape_env
+            size_sources.append(
+                sorted(
+                    {
+                        source.name()
+                        for sources in shape_env.var_to_sources.values()
+                        for source in sources
+                        if ".size()" in source.name()
+                    }
+                )
+            )
+            return aot_eager(gm, example_inputs)
+
+        def fn(compiler_fn=None):
+            torch.manual_seed(0)
+            lin = torch.nn.Linear(16, 16)
+            grads = []
+            ctx = (
+                contextlib.nullcontext()
+                if compiler_fn is None
+                else compiled_autograd._enable(compiler_fn)
+            )
+            with ctx:
+                for batch in [4, 4, 6]:
+                    lin.zero_grad(set_to_none=True)
+                    x = torch.randn(batch, 8, 2, 8, requires_grad=True)
+                    lin((x * 2).view(batch, 8, 16)).sum().backward()
+                    grads += [x.grad, lin.weight.grad]
+            return grads
+
+        expected = fn()
+        counters.clear()
+        got = fn(lambda gm: torch.compile(gm, backend=backend, dynamic=True))
+        self.assertEqual(got, expected)
+        self.assertEqual(counters["compiled_autograd"]["captures"], 1)
+        self.assertEqual(len(size_sources), 2)
+        self.assertEqual(size_sources[0], [])
+        self.assertNotEqual(size_sources[1], [])
+
+    @config.patch(compiled_autograd_dynamic_first_capture=True)
     def test_dynamic_first_capture_graph_code_is_generated_at_the_first_new_size(
         self,
     ):

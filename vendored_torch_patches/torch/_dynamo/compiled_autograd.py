@@ -3,6 +3,7 @@ import contextlib
 import functools
 import operator
 import sys
+import threading
 import traceback
 import types
 import weakref
@@ -504,20 +505,56 @@ def _generate_code(
         compiled_fn._initialize()
 
 
+@contextlib.contextmanager
+def _static_shapes(inputs: List[Any]):
+    """Marks each plain input Tensor, and the base of each view among them,
+    static in every dim (``torch._dynamo.mark_static``'s mark) for the time
+    of the block: a Dynamo compile made in it makes no symbol for their
+    sizes, whatever its ``dynamic``.  The marks are taken off after; a
+    Tensor the user marked keeps its own."""
+    marked = []
+    for x in inputs:
+        for t in (x, x._base if isinstance(x, torch.Tensor) else None):
+            if type(t) in (torch.Tensor, torch.nn.Parameter) and not hasattr(
+                t, "_dynamo_static_indices"
+            ):
+                t._dynamo_static_indices = set(range(t.dim()))
+                marked.append(t)
+    try:
+        yield
+    finally:
+        for t in marked:
+            del t._dynamo_static_indices
+
+
 class _FirstSizesFirst:
     """A dynamic capture's compiled graph (see
     AutogradCompilerInstance.specialize_first_compile): ``specialized`` for
-    the sizes of the capture, ``generic`` for any others."""
+    the sizes of the capture, ``generic`` for any others.  With
+    ``static_first_call``, the first call (the specialized graph's compile)
+    sees its input Tensors' shapes static."""
 
-    def __init__(self, specialized, generic, sizes: Tuple[int, ...], seed) -> None:
+    def __init__(
+        self,
+        specialized,
+        generic,
+        sizes: Tuple[int, ...],
+        seed,
+        static_first_call: bool = False,
+    ) -> None:
         self.specialized = specialized
         self.generic = generic
         self.sizes = sizes
         self.seed = seed
+        self.static_first_call = static_first_call
 
     def __call__(self, inputs, sizes, scalars, hooks):
         if tuple(sizes) == self.sizes:  # C++ passes a tuple: no copy
             # the specialized graph reads no size: Dynamo need not see them
+            if self.static_first_call:
+                self.static_first_call = False
+                with _static_shapes(inputs):
+                    return self.specialized(inputs, (), scalars, hooks)
             return self.specialized(inputs, (), scalars, hooks)
         if self.seed is not None:
             _generate_code(self.generic._orig_mod, self.generic)
@@ -780,7 +817,13 @@ class AutogradCompilerInstance:
         compiles every size static, and its first compile too would otherwise
         guard each size (``sizes[i] == v``); the second would otherwise trace
         the ops on a symbol per size at the first backward, where 2.7's first
-        compile has the sizes as constants.  Any other compiler (a plain
+        compile has the sizes as constants.  A ``dynamic=True`` first compile
+        also takes its input Tensors' shapes static (_static_shapes), as 2.7's
+        ends up with them: its static capture's graph ties each dim to a
+        constant size, where a dynamic capture's graph leaves some untied (a
+        saved view's base, whose dims the graph knows only as their product;
+        a grad validated knowing only which sizes are 1), and Dynamo traced
+        the first compile on those symbols.  Any other compiler (a plain
         function, a compiler of its own) gets the graph as is, its code
         generated once the compiler returns.
         """
@@ -829,6 +872,7 @@ class AutogradCompilerInstance:
             compiled_fn,
             self.first_sizes,
             seed,
+            static_first_call=dynamic is True,
         )
 
     @staticmethod
@@ -1844,8 +1888,10 @@ class AutogradCompilerInstance:
 
         def runtime_wrapper(compiled_fn, inputs, sizes, scalars, hooks):
             global in_compiled_autograd_region
+            in_region_of_thread = _thread_state.in_region
             try:
                 in_compiled_autograd_region = True
+                _thread_state.in_region = True
                 for i in runtime_inputs_to_move:
                     inputs[i] = inputs[i].pin_memory().cuda(non_blocking=True)
 
@@ -1853,6 +1899,7 @@ class AutogradCompilerInstance:
                     return compiled_fn(inputs, sizes, scalars, hooks)
             finally:
                 in_compiled_autograd_region = False
+                _thread_state.in_region = in_region_of_thread
 
         if self.unpacks_saved:
             return runtime_wrapper, self.compile_split_at_unpacks(graph)
@@ -2288,6 +2335,25 @@ def duck_sizes_size_input(code: types.CodeType, source) -> bool:
         and isinstance(source.base, LocalSource)
         and source.base.local_name == arg
     )
+
+
+class _ThreadState(threading.local):
+    in_region = False  # this thread runs a compiled autograd graph
+
+
+_thread_state = _ThreadState()
+
+
+def in_compiled_autograd_region_of_this_thread() -> bool:
+    """Whether this thread runs a compiled autograd graph.
+
+    ``in_compiled_autograd_region`` says whether any thread does.  A hook
+    that runs in a backward and must tell compiled autograd's backward from
+    the autograd engine's (DDP's Python reducer) asks this: another thread's
+    eager backward may run while a graph runs.  Dynamo does not trace it: a
+    hook that Dynamo traces is being traced into a compiled autograd graph,
+    which it can tell by ``torch.compiler.is_compiling()``."""
+    return _thread_state.in_region
 
 
 @contextlib.contextmanager

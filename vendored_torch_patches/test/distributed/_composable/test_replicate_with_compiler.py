@@ -3,6 +3,7 @@
 import contextlib
 import functools
 import os
+import threading
 import unittest
 from copy import deepcopy
 from typing import Callable, Optional
@@ -506,6 +507,60 @@ class DDPEagerForwardCompiledAutogradTest(MultiProcessTestCase):
                     self.assertEqual(p1.grad, p2.grad)
                 eager_ddp.zero_grad()
                 ca_ddp.zero_grad()
+
+    def test_eager_backward_on_another_thread_during_a_compiled_autograd_graph_reduces_once(
+        self,
+    ):
+        # A second thread's eager DDP backward runs while this thread's compiled
+        # autograd graph runs (in a hook of that graph): the C++ reducer
+        # all-reduces its grads, and the Python reducer's hooks, which serve a
+        # compiled autograd backward, leave them (they all-reduced each grad a
+        # second time, since another thread was in a compiled autograd region).
+        import torch.distributed._functional_collectives as fcol
+
+        dist.init_process_group(
+            backend="gloo",
+            rank=self.rank,
+            world_size=self.world_size,
+            store=dist.FileStore(self.file_name, self.world_size),
+        )
+        torch.manual_seed(123)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        torch.manual_seed(123 + self.rank)
+        x = torch.randn(2, 8)
+        python_reduces = []
+        all_reduce = fcol.all_reduce
+
+        def counted_all_reduce(*args, **kwargs):
+            python_reduces.append(threading.current_thread().name)
+            return all_reduce(*args, **kwargs)
+
+        with torch._dynamo.config.patch(optimize_ddp="python_reducer"):
+            reference = DDP(deepcopy(model))
+            eager_ddp = DDP(deepcopy(model))
+            reference(x).pow(2).sum().backward()
+
+            def eager_step():
+                eager_ddp(x).pow(2).sum().backward()
+
+            def run_eager_step_on_another_thread(grad):
+                thread = threading.Thread(target=eager_step, name="eager")
+                thread.start()
+                thread.join()
+                return grad
+
+            y = torch.randn(2, 8, requires_grad=True)
+            fcol.all_reduce = counted_all_reduce
+            try:
+                with compiled_autograd._enable(lambda gm: gm):
+                    out = y * 2
+                    out.register_hook(run_eager_step_on_another_thread)
+                    out.sum().backward()
+            finally:
+                fcol.all_reduce = all_reduce
+        self.assertEqual(python_reduces, [])
+        for p1, p2 in zip(reference.parameters(), eager_ddp.parameters()):
+            self.assertEqual(p1.grad, p2.grad)
 
 
 if __name__ == "__main__":

@@ -939,9 +939,12 @@ class DistributedDataParallel(Module, Joinable):
             # The C++ reducer all-reduces the grads of a backward that the
             # autograd engine runs after an eager forward; under compiled
             # autograd its hooks do nothing, and these all-reduce instead.
-            if (
-                self._cpp_reducer_in_use
-                and not torch._dynamo.compiled_autograd.in_compiled_autograd_region
+            # Whose backward this is is asked of this thread: another thread
+            # may run a compiled autograd graph meanwhile.  (Traced by Dynamo,
+            # the hook is being traced into a compiled autograd graph.)
+            if self._cpp_reducer_in_use and not (
+                torch.compiler.is_compiling()
+                or torch._dynamo.compiled_autograd.in_compiled_autograd_region_of_this_thread()
             ):
                 return
 
