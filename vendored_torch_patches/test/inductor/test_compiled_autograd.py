@@ -3129,6 +3129,75 @@ torch::Tensor three_inputs(const torch::Tensor& x, const torch::Tensor& y,
             self.assertEqual(calls, eager_calls)
 
     @scoped_load_inline
+    def test_functional_cpp_node_run_eagerly_packs_and_unpacks_as_eager(
+        self, load_inline
+    ):
+        # a C++ Function's op that runs eagerly in the graph (not traceable,
+        # or a compiler that runs the graph as it is) rebuilds its context
+        # without the backward's default saved-tensor hooks: the user's pack
+        # and unpack hooks run as many times as in eager (one more of each per
+        # saved tensor before)
+        cpp_source = """
+template <bool kTraceable>
+struct Square : public torch::autograd::Function<Square<kTraceable>> {
+  static constexpr bool is_traceable = kTraceable;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+                               const torch::Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad) {
+    auto saved = ctx->get_saved_variables();
+    return {grad[0] * 2 * saved[0]};
+  }
+};
+torch::Tensor square(const torch::Tensor& x) { return Square<false>::apply(x); }
+torch::Tensor square_traceable(const torch::Tensor& x) {
+  return Square<true>::apply(x);
+}
+"""
+        module = load_inline(
+            name="test_functional_cpp_node_run_eagerly_hooks",
+            cpp_sources=cpp_source,
+            functions=["square", "square_traceable"],
+            verbose=True,
+        )
+        calls = []
+
+        def pack(t):
+            calls.append("pack")
+            return t
+
+        def unpack(t):
+            calls.append("unpack")
+            return t
+
+        def run(op):
+            x = torch.randn(4, requires_grad=True)
+            # the backward runs inside the hooks' context, as the forward does
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                op(x.sin()).sum().backward()
+            return x.grad
+
+        for op, compiler_fn in (
+            (module.square, make_compiler_fn(fullgraph=False, backend="aot_eager")),
+            (module.square, lambda gm: gm),
+            (module.square_traceable, lambda gm: gm),
+        ):
+            for _ in range(2):  # the capture, then a run of the captured graph
+                calls.clear()
+                torch.manual_seed(0)
+                expected = run(op)
+                eager_calls = sorted(calls)
+                calls.clear()
+                torch.manual_seed(0)
+                with compiled_autograd._enable(compiler_fn):
+                    actual = run(op)
+                self.assertEqual(expected, actual)
+                self.assertEqual(sorted(calls), eager_calls)
+
+    @scoped_load_inline
     def test_functional_cpp_node_backward_returning_undefined_grads(self, load_inline):
         # backward returns undefined grads for the inputs that do not need
         # them (ctx->needs_input_grad answers from the rebuilt context), plus

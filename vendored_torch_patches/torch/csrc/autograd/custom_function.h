@@ -1,5 +1,6 @@
 #pragma once
 
+#include <ATen/SavedTensorHooks.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/SymInt.h>
 #include <c10/util/Type.h>
@@ -381,9 +382,26 @@ struct CppNode : public Node {
     node->set_next_edges(ca::needs_input_grad_edges(needs_input_grad));
     node->ctx_.saved_data = std::move(saved_data);
     node->ctx_.saved_variables_.reserve(saved_variables.size());
-    for (auto& v : saved_variables) {
-      node->ctx_.saved_variables_.emplace_back(
-          v.value_or(at::Tensor()), /*is_output=*/false);
+    {
+      // The saved values come unpacked: the capture unpacked the node's
+      // SavedVariables, running their unpack hooks once, as the engine does.
+      // Where this op runs eagerly (T not traceable, or a compiler that runs
+      // the graph as it is), the default saved-tensor hooks of the
+      // backward's caller may be active; rebuilding the context must not
+      // pack the values with them, nor give T::backward's
+      // get_saved_variables() an unpack hook to run a second time.  Only
+      // this rebuild is exempt: what T::backward itself saves (under
+      // create_graph) is packed as in eager.
+      struct WithoutDefaultHooks {
+        const bool prior = at::SavedTensorDefaultHooks::set_tracing(true);
+        ~WithoutDefaultHooks() {
+          at::SavedTensorDefaultHooks::set_tracing(prior);
+        }
+      } without_default_hooks;
+      for (auto& v : saved_variables) {
+        node->ctx_.saved_variables_.emplace_back(
+            v.value_or(at::Tensor()), /*is_output=*/false);
+      }
     }
     node->ctx_.materialize_grads_ = materialize_grads;
     node->ctx_.grad_fn_ = node;
