@@ -38,6 +38,20 @@ from torch.testing._internal.logging_utils import logs_to_string
 # note: these tests are not run on windows due to inductor_utils.HAS_CPU
 
 
+def _recording_saved_tensor_hooks(calls):
+    """saved_tensors_hooks whose pack and unpack append "pack" / "unpack" to calls."""
+
+    def pack(t):
+        calls.append("pack")
+        return t
+
+    def unpack(t):
+        calls.append("unpack")
+        return t
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+
+
 def make_compiler_fn(fullgraph=True, dynamic=True, backend="inductor"):
     assert backend in ["inductor", "aot_eager"]
 
@@ -3101,18 +3115,10 @@ torch::Tensor three_inputs(const torch::Tensor& x, const torch::Tensor& y,
         )
         calls = []
 
-        def pack(t):
-            calls.append("pack")
-            return t
-
-        def unpack(t):
-            calls.append("unpack")
-            return t
-
         def run(subset):
             x, y, z = (torch.randn(4, requires_grad=True) for _ in range(3))
             inputs = {"x": x, "y": y, "z": z}
-            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            with _recording_saved_tensor_hooks(calls):
                 out = module.three_inputs(x.sin(), y, z).sum()
                 return torch.autograd.grad(out, [inputs[k] for k in subset])
 
@@ -3165,18 +3171,10 @@ torch::Tensor square_traceable(const torch::Tensor& x) {
         )
         calls = []
 
-        def pack(t):
-            calls.append("pack")
-            return t
-
-        def unpack(t):
-            calls.append("unpack")
-            return t
-
         def run(op):
             x = torch.randn(4, requires_grad=True)
             # the backward runs inside the hooks' context, as the forward does
-            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            with _recording_saved_tensor_hooks(calls):
                 op(x.sin()).sum().backward()
             return x.grad
 

@@ -476,11 +476,8 @@ class DDPEagerForwardCompiledAutogradTest(MultiProcessTestCase):
         except OSError:
             pass
 
-    def test_eager_forward_python_reducer_all_reduces_under_compiled_autograd(
-        self,
-    ):
-        # the C++ reducer's hooks do nothing under compiled autograd: without
-        # the Python reducer's hooks, each rank kept its local grads
+    def _init_gloo_and_model(self) -> nn.Module:
+        # this rank's gloo process group, and the model every rank starts from
         dist.init_process_group(
             backend="gloo",
             rank=self.rank,
@@ -488,7 +485,14 @@ class DDPEagerForwardCompiledAutogradTest(MultiProcessTestCase):
             store=dist.FileStore(self.file_name, self.world_size),
         )
         torch.manual_seed(123)
-        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+    def test_eager_forward_python_reducer_all_reduces_under_compiled_autograd(
+        self,
+    ):
+        # the C++ reducer's hooks do nothing under compiled autograd: without
+        # the Python reducer's hooks, each rank kept its local grads
+        model = self._init_gloo_and_model()
         with torch._dynamo.config.patch(optimize_ddp="python_reducer"):
             eager_ddp = DDP(deepcopy(model))
             ca_ddp = DDP(deepcopy(model))
@@ -518,14 +522,7 @@ class DDPEagerForwardCompiledAutogradTest(MultiProcessTestCase):
         # second time, since another thread was in a compiled autograd region).
         import torch.distributed._functional_collectives as fcol
 
-        dist.init_process_group(
-            backend="gloo",
-            rank=self.rank,
-            world_size=self.world_size,
-            store=dist.FileStore(self.file_name, self.world_size),
-        )
-        torch.manual_seed(123)
-        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        model = self._init_gloo_and_model()
         torch.manual_seed(123 + self.rank)
         x = torch.randn(2, 8)
         python_reduces = []
