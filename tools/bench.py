@@ -43,15 +43,16 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.bench_memory import PROGRAMS as MEMORY_PROGRAMS
-from tools.lib.bench_models import MODES as MODELS_MODES
-from tools.lib.pinned_source import ensure_pinned_source
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack
+from .lib import paths, ui
+from .lib.bench_memory import PROGRAMS as MEMORY_PROGRAMS
+from .lib.bench_models import MODES as MODELS_MODES
+from .lib.pinned_source import ensure_pinned_source
+from .lib.shell import Shell
+from .lib.stack import Stack
 
 TOOLS = paths.TOOLS_DIR
 
@@ -157,8 +158,8 @@ def bench_wheel(reps: int, pairs: int) -> str:
     """The patched wheel: build time cold (new overlay dir and build venv from the wheelhouse, no ccache) and
     with the overlay objects built; its size against the stock wheel's; ``import torch`` patched vs stock,
     paired (alternating fresh interpreters, the order flipped every pair)."""
-    from tools.lib import stock_wheel
-    from tools.lib.overlay.venv import ensure_venv, install_wheel, venv_python
+    from .lib import stock_wheel
+    from .lib.overlay.venv import ensure_venv, install_wheel, venv_python
 
     cache = paths.cache_dir()
     sh = Shell(verbose=False)
@@ -258,7 +259,7 @@ def _in_venv(venv_kind: str, script: Path, *args: str) -> list[str]:
 def _callgrind_env(env: dict[str, str], cache: Path) -> dict[str, str]:
     """``env`` plus what a worker under callgrind needs: the region library, and counts
     that depend on the code alone."""
-    from tools.lib import callgrind
+    from .lib import callgrind
 
     return {**env, "FCA_BENCH_CALLGRIND_CTL": str(callgrind.ensure_ctl_lib(cache)), "PYTHONHASHSEED": "0",
             # Inductor compiles in this process (a worker pool's work would not be counted),
@@ -276,9 +277,9 @@ def _instructions_sample(kind: str, workload: str, mode: str, env: dict[str, str
     times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's python (its
     torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
     and must have run the stack's C++."""
-    from tools.lib import callgrind
-    from tools.lib.overlay import install
-    from tools.lib.overlay.venv import venv_python
+    from .lib import callgrind
+    from .lib.overlay import install
+    from .lib.overlay.venv import venv_python
 
     cache = paths.cache_dir() / "bench" / "callgrind"
     env = _callgrind_env(env, cache)
@@ -309,7 +310,7 @@ def _instructions_result(kind: str, worker: dict, out: Path) -> dict:
         return {"error": worker["error"]}
     if kind == "overlay" and not worker.get("patched_cxx"):
         return {"error": "OverlayNotLoaded: the overlay worker ran stock C++; the overlay library was not in effect"}
-    from tools.lib import callgrind
+    from .lib import callgrind
 
     return {"instructions": callgrind.region_instructions(out) / worker.get("regions", 1)}
 
@@ -319,7 +320,7 @@ def _ensure_overlay() -> None:
     from a fresh clone: when it is not the build of patches/, apply the stack to the pinned
     source and build the overlay (first time ~5 min: the venv and the wheel download, then the
     compile), showing their progress."""
-    from tools.lib.overlay.build import stale_reason
+    from .lib.overlay.build import stale_reason
 
     if stale_reason(paths.cache_dir() / "overlay", paths.DEFAULT_STACK_DIR) is None:
         return
@@ -479,7 +480,7 @@ class _Steps:
 
 def _overlay_stack_id() -> str:
     """The stack the built overlay is of (its build stamp)."""
-    from tools.lib.overlay import build as ob
+    from .lib.overlay import build as ob
 
     return json.loads((paths.cache_dir() / "overlay" / ob.STAMP_JSON).read_text())["stack"]
 
@@ -493,8 +494,8 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     stock, and with the peer; their per-pair ratios are kept under (workload, mode,
     ``pairs_key(base)``).  With ``resume``, the steps an earlier run in ``out_dir`` did
     (``_Steps``) are kept and not run again."""
-    from tools.lib.bench_workloads import WORKLOADS
-    from tools.lib.overlay.venv import ensure_venv
+    from .lib.bench_workloads import WORKLOADS
+    from .lib.overlay.venv import ensure_venv
 
     sh = Shell(verbose=False)
     ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), sh)
@@ -530,7 +531,7 @@ def bench_ca(reps: int, workloads: Sequence[str], modes: Sequence[str], out_dir:
     tasks = [(w, mode, kind) for w in workloads for mode in instruction_modes for kind in kinds_all
              if not kept(f"{w}|{mode}|{kind}", w, mode, (kind,))]
     if tasks:
-        from tools.lib import callgrind
+        from .lib import callgrind
 
         callgrind.ensure_ctl_lib(paths.cache_dir() / "bench" / "callgrind")  # built once, not per thread
         callgrind.ensure_cxx_wrapper(paths.cache_dir() / "bench" / "callgrind")
@@ -610,7 +611,7 @@ def _sizes_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> d
     ``(w, backend, way)``), and of the first backward with aot_eager, capture and compile
     (keys ``(w, "first-aot_eager", way)``), the stack static ("0") and each dynamic way,
     ``jobs`` at a time."""
-    from tools.lib import callgrind
+    from .lib import callgrind
 
     cache = paths.cache_dir() / "bench" / "callgrind"
     callgrind.ensure_ctl_lib(cache)  # built once, not per thread
@@ -633,7 +634,7 @@ def _sizes_instructions(workloads: Sequence[str], out_dir: Path, jobs: int) -> d
 def _sizes_counts(workloads: Sequence[str], sides: dict[str, tuple[str, dict[str, str]]], out_dir: Path,
                   progress) -> list[str]:
     """The rows of a captures / compiles table: one ``sizes`` worker per workload and side."""
-    from tools.lib.bench_workloads import SEQ_WORKLOADS
+    from .lib.bench_workloads import SEQ_WORKLOADS
 
     rows = []
     for w in workloads:
@@ -650,8 +651,8 @@ def _sizes_counts(workloads: Sequence[str], sides: dict[str, tuple[str, dict[str
 
 def bench_sizes(reps: int, pairs: int, workloads: Sequence[str], out_dir: Path, instructions: bool = False,
                 jobs: int = 1, counts_only: bool = False) -> str:
-    from tools.lib.bench_workloads import WORKLOADS
-    from tools.lib.overlay.venv import ensure_venv
+    from .lib.bench_workloads import WORKLOADS
+    from .lib.overlay.venv import ensure_venv
 
     for w in workloads:
         if w not in WORKLOADS:
@@ -963,7 +964,7 @@ def _plot(rows, path: Path) -> None:
 
 def bench_memory(programs: Sequence[str]) -> str:
     """``memory``: bench_memory.py's MLP programs in each venv, one process per program and venv."""
-    from tools.lib.overlay.venv import ensure_venv
+    from .lib.overlay.venv import ensure_venv
 
     ensure_venv(paths.cache_dir() / "venvs" / "stock", paths.cache_dir(), Shell(verbose=False))
     _ensure_overlay()
@@ -998,8 +999,8 @@ MODELS_SIDES = ("stock-2.6", "stack", "stock-2.7")
 def bench_models(names: Sequence[str] | None, backends: Sequence[str], side_names: Sequence[str] | None,
                  out_dir: Path, timeout: float, modes: Sequence[str] = ("accuracy",)) -> str:
     """``models``: the harness on each side; the markdown report (and ``out_dir/outcomes.json``)."""
-    from tools.lib import bench_models as bm
-    from tools.lib.overlay.venv import ensure_venv, venv_python
+    from .lib import bench_models as bm
+    from .lib.overlay.venv import ensure_venv, venv_python
 
     models = [bm.find_model(n) for n in names] if names else list(bm.MODELS)
     cache = paths.cache_dir()
@@ -1033,7 +1034,7 @@ def _models_header() -> str:
 
 def render_models(files: Sequence[Path]) -> str:
     """``models --from-outcomes``: the report of earlier runs, in the built-in order of models, backends, sides."""
-    from tools.lib import bench_models as bm
+    from .lib import bench_models as bm
 
     outcomes = bm.load_outcomes(files)
     names = {o.model for o in outcomes}
@@ -1105,7 +1106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mem = sub.add_parser("memory", help="saved-tensor memory (checkpointing, save_on_cpu): bytes kept by the forward "
                          "and the backward's peak, eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
     mem.add_argument("--programs", nargs="+", default=list(MEMORY_PROGRAMS), choices=MEMORY_PROGRAMS, help="default: all")
-    from tools.lib import bench_first_driver
+    from .lib import bench_first_driver
 
     bench_first_driver.add_parser(sub, paths.REPO_ROOT)
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
@@ -1127,7 +1128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "wheel":
         ui.out(bench_wheel(args.reps, args.pairs))
     elif args.what == "ca":
-        from tools.lib.bench_workloads import WORKLOADS
+        from .lib.bench_workloads import WORKLOADS
 
         args.out.mkdir(parents=True, exist_ok=True)
         workloads = args.workloads or list(WORKLOADS)
@@ -1146,7 +1147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.what == "first":
         ui.out(bench_first_driver.main(args))
     elif args.what == "report":
-        from tools.lib.bench_workloads import WORKLOADS
+        from .lib.bench_workloads import WORKLOADS
 
         args.out.mkdir(parents=True, exist_ok=True)
         ui.out(bench_report(args.reps, args.workloads or list(WORKLOADS), args.modes, args.out.resolve(),

@@ -41,13 +41,14 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.pin import PIN
-from tools.lib.pinned_source import is_ready, release_root, source_root
-from tools.lib.shell import Shell
+from .lib import paths, ui
+from .lib.pin import PIN
+from .lib.pinned_source import is_ready, release_root, source_root
+from .lib.shell import Shell
 
 GIB = 1 << 30
 
@@ -432,8 +433,8 @@ def probe_python(sh: Shell, python: str) -> dict:
 def stack_note(tree: Path, sh: Shell) -> str | None:
     """A warning when the stack is not (fully) applied to ``tree``; None when it is, or cannot tell."""
     try:
-        from tools.lib.stack import Stack
-        from tools.lib.tree import open_tree
+        from .lib.stack import Stack
+        from .lib.tree import open_tree
 
         stack = Stack.load(paths.DEFAULT_STACK_DIR)
         if len(stack) == 0:

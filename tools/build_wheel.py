@@ -32,13 +32,14 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui, wheel
-from tools.lib.overlay import build as ob, package
-from tools.lib.overlay.venv import install_wheel, interpreter_facts
-from tools.lib.shell import Shell
+from .lib import paths, ui, wheel
+from .lib.overlay import build as ob, package
+from .lib.overlay.venv import install_wheel, interpreter_facts
+from .lib.shell import Shell
 
 SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.6.0 publishes wheels for
 
@@ -75,7 +76,7 @@ def build_wheel(args: argparse.Namespace) -> Path:
     version = python_version(args.python or sys.executable)
     opts = options_for(args, version)
     if args.torch_src is None:  # the built-in default: the pinned source in the cache, with the stack applied
-        from tools import apply_patches
+        from . import apply_patches
 
         apply_patches.main(["--stack", str(args.stack), *(["-q"] if args.quiet else [])])
     with ob.locked(opts.overlay_dir, "wheel build"):

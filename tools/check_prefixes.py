@@ -24,14 +24,15 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.pin import PIN
-from tools.lib.pinned_source import ensure_pinned_source
-from tools.lib.shell import CommandError, Shell
-from tools.lib.stack import Stack
+from .lib import paths, ui
+from .lib.pin import PIN
+from .lib.pinned_source import ensure_pinned_source
+from .lib.shell import CommandError, Shell
+from .lib.stack import Stack
 
 TOOLS = paths.TOOLS_DIR
 STAGES = ("apply", "build", "tests")

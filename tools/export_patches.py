@@ -27,16 +27,17 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import patchfile, paths, ui
-from tools.lib.ghstack_shape import SUBJECT_PREFIXES
-from tools.lib.identity import PROJECT_AUTHOR, parse_ident
-from tools.lib.pin import MANIFEST_NAME, PIN, Manifest, describe_mismatch, manifest_paths
-from tools.lib.shell import Shell
-from tools.lib.stack import SERIES
-from tools.lib.tree import GitTree, strip_stack_mark
+from .lib import patchfile, paths, ui
+from .lib.ghstack_shape import SUBJECT_PREFIXES
+from .lib.identity import PROJECT_AUTHOR, parse_ident
+from .lib.pin import MANIFEST_NAME, PIN, Manifest, describe_mismatch, manifest_paths
+from .lib.shell import Shell
+from .lib.stack import SERIES
+from .lib.tree import GitTree, strip_stack_mark
 
 PATCH_NAME = re.compile(r"^\d{4}-.*\.patch$")
 
@@ -154,7 +155,7 @@ def open_git_tree(args: argparse.Namespace, sh: Shell, tool: str) -> GitTree:
     if args.torch_src is not None:
         src = args.torch_src
     else:
-        from tools.lib.pinned_source import ensure_pinned_source
+        from .lib.pinned_source import ensure_pinned_source
 
         src = ensure_pinned_source(args.cache_dir.resolve() if args.cache_dir else paths.cache_dir(), sh)
     if not Path(src).exists():

@@ -31,15 +31,16 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.pin import PIN, RELEASE
-from tools.lib.pinned_source import ensure_pinned_source, ensure_release_source
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack
-from tools.lib.tree import open_tree
+from .lib import paths, ui
+from .lib.pin import PIN, RELEASE
+from .lib.pinned_source import ensure_pinned_source, ensure_release_source
+from .lib.shell import Shell
+from .lib.stack import Stack
+from .lib.tree import open_tree
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,20 +43,21 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib import upstream as up
-from tools.lib.gpu_check import (CUDA_TESTS, PROGRAMS_SCRIPT, STEPS, TOTAL_BUDGET_S, VENDORED_TESTS, Inputs, Planned,
+from .lib import paths, ui
+from .lib import upstream as up
+from .lib.gpu_check import (CUDA_TESTS, PROGRAMS_SCRIPT, STEPS, TOTAL_BUDGET_S, VENDORED_TESTS, Inputs, Planned,
                                  Side, execute, plan, program_names, total_budget)
-from tools.lib.gpu_check_report import judge, render_json, render_markdown, summary
-from tools.lib.overlay.package import VERSION_PREFIX
-from tools.lib.overlay.torch_hook import STAMP_NAME
-from tools.lib.overlay.venv import LOCK, installed_torch_version, interpreter_facts, site_packages
-from tools.lib.pinned_source import source_root
-from tools.lib.shell import Shell
-from tools.lib.wheel import WheelName
+from .lib.gpu_check_report import judge, render_json, render_markdown, summary
+from .lib.overlay.package import VERSION_PREFIX
+from .lib.overlay.torch_hook import STAMP_NAME
+from .lib.overlay.venv import LOCK, installed_torch_version, interpreter_facts, site_packages
+from .lib.pinned_source import source_root
+from .lib.shell import Shell
+from .lib.wheel import WheelName
 
 
 # -- the command line -------------------------------------------------------------------------

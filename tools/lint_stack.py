@@ -37,13 +37,14 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import lint, paths, ui
-from tools.lib.overlay.build import applied_tree
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack
+from .lib import lint, paths, ui
+from .lib.overlay.build import applied_tree
+from .lib.shell import Shell
+from .lib.stack import Stack
 
 
 def lint_venv(reqs: list[str], sh: Shell) -> Path:

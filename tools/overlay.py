@@ -34,14 +34,15 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.overlay import build as ob, compile as cc, install, package
-from tools.lib.overlay.build import STAMP_JSON
-from tools.lib.overlay.venv import check_torch, installed_torch_version, interpreter_facts, real_python
-from tools.lib.shell import Shell
+from .lib import paths, ui
+from .lib.overlay import build as ob, compile as cc, install, package
+from .lib.overlay.build import STAMP_JSON
+from .lib.overlay.venv import check_torch, installed_torch_version, interpreter_facts, real_python
+from .lib.shell import Shell
 
 
 def overlay_root(args: argparse.Namespace) -> Path:

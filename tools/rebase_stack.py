@@ -22,14 +22,15 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.export_patches import open_git_tree
-from tools.lib import paths, ui
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack
-from tools.lib.tree import GitTree
+from .export_patches import open_git_tree
+from .lib import paths, ui
+from .lib.shell import Shell
+from .lib.stack import Stack
+from .lib.tree import GitTree
 
 STATE_FILE = "fca-rebase-stack.json"
 # Only what the command line says: no autostash, autosquash or ref updates from the user's config.

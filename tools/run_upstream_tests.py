@@ -52,12 +52,13 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib import upstream as up
-from tools.lib.shell import Shell, kill_group
+from .lib import paths, ui
+from .lib import upstream as up
+from .lib.shell import Shell, kill_group
 
 OVERLAY_TOOL = paths.REPO_ROOT / "tools" / "overlay.py"
 HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
@@ -233,7 +234,7 @@ def overlay_command(args: argparse.Namespace, *command: str) -> str:
 
 
 def read_overlay_stamp(args: argparse.Namespace) -> dict:
-    from tools.overlay import STAMP_JSON, overlay_root
+    from .overlay import STAMP_JSON, overlay_root
 
     stamp = overlay_root(args) / STAMP_JSON
     if not stamp.is_file():
@@ -255,8 +256,8 @@ def pristine_tests(tree: Path, cache: Path, sh: Shell, stack_dir: Path = paths.D
     The baseline is stock torch running the pin's tests; a patch that changes a
     test must show up as a difference against it, so patched tests are not used.
     """
-    from tools.lib.stack import Stack
-    from tools.lib.tree import open_tree
+    from .lib.stack import Stack
+    from .lib.tree import open_tree
 
     stack = Stack.load(stack_dir)
     t = open_tree(tree, sh)
@@ -286,8 +287,8 @@ def pristine_tests(tree: Path, cache: Path, sh: Shell, stack_dir: Path = paths.D
 
 def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
     if args.baseline:
-        from tools.lib.overlay.venv import ensure_venv, venv_python
-        from tools.lib.pinned_source import ensure_pinned_source
+        from .lib.overlay.venv import ensure_venv, venv_python
+        from .lib.pinned_source import ensure_pinned_source
 
         tree = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(cache, sh)
         _check_tree(tree, "--torch-src")
@@ -320,11 +321,11 @@ def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
 
 def wheel_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
     """A venv with the patched wheel: its stamp must name the stack the tests come from."""
-    from tools.lib.overlay.build import stack_hash
-    from tools.lib.overlay.torch_hook import STAMP_NAME
-    from tools.lib.overlay.venv import venv_python
-    from tools.lib.pinned_source import ensure_pinned_source
-    from tools.lib.stack import Stack
+    from .lib.overlay.build import stack_hash
+    from .lib.overlay.torch_hook import STAMP_NAME
+    from .lib.overlay.venv import venv_python
+    from .lib.pinned_source import ensure_pinned_source
+    from .lib.stack import Stack
 
     venv = args.wheel_venv.resolve()
     stamp_file = next(iter(sorted(venv.glob(f"lib/python3*/site-packages/torch/lib/{STAMP_NAME}"))), None)
@@ -711,7 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sh = Shell(verbose=not args.quiet)
     cache = paths.cache_dir()
     mode = mode_of(args)
-    from tools.lib.stack import Stack
+    from .lib.stack import Stack
 
     # --stack may be a prefix of the stack (check_prefixes.py): the later patches' changes are not in its tree
     applied = Stack.load(args.stack.resolve(), need_manifest=False).names if args.stack else None

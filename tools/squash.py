@@ -20,15 +20,16 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.identity import PROJECT_AUTHOR
-from tools.lib.pin import PIN
-from tools.lib.shell import Shell
-from tools.lib.pinned_source import pin_git_tree
-from tools.lib.stack import Stack, final_contents, write_contents
+from .lib import paths, ui
+from .lib.identity import PROJECT_AUTHOR
+from .lib.pin import PIN
+from .lib.shell import Shell
+from .lib.pinned_source import pin_git_tree
+from .lib.stack import Stack, final_contents, write_contents
 
 SUBJECT = "[functional autograd] Functional autograd for compiled autograd (squash of {n} patches)"
 DIFF_ARGS = ("diff", "--cached", "--full-index", "--binary", "--no-renames", "--no-color", "--no-ext-diff")

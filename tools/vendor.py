@@ -19,14 +19,15 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):
+if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the repo's tools/ as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "tools"
 
-from tools.lib import paths, ui
-from tools.lib.pin import PIN, sha256_bytes
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack, final_contents
-from tools.lib.pinned_source import pin_git_tree
+from .lib import paths, ui
+from .lib.pin import PIN, sha256_bytes
+from .lib.shell import Shell
+from .lib.stack import Stack, final_contents
+from .lib.pinned_source import pin_git_tree
 
 README = "README.md"
 NOTICE = "NOTICE"

@@ -390,9 +390,9 @@ def worker_argv(kind: str, *args: str) -> list[str]:
     """The worker in a side's venv.  The stack's is the overlay venv's own python, whose torch is the
     patched wheel (as ``bench.py models`` runs it): ``overlay.py run`` would refuse it once patches/
     differs from the stack the wheel was built from, and ``--as-installed`` measures it as it is."""
-    from tools import bench
-    from tools.lib import paths
-    from tools.lib.overlay.venv import venv_python
+    from .. import bench
+    from . import paths
+    from .overlay.venv import venv_python
 
     if kind == "overlay":
         return [str(venv_python(paths.cache_dir() / "overlay" / "venv")), str(WORKER), *args]
@@ -406,10 +406,10 @@ def run(reps: int, workloads: Sequence[str], routes: Sequence[str], side_names: 
     run is rewritten to ``json_out`` after every sample.  The stack's sides run the patched wheel of
     the overlay venv: built for the current stack first (``bench._ensure_overlay``), unless
     ``as_installed``."""
-    from tools import bench
-    from tools.lib import paths, ui
-    from tools.lib.overlay.venv import ensure_venv, installed_torch_version
-    from tools.lib.shell import Shell
+    from .. import bench
+    from . import paths, ui
+    from .overlay.venv import ensure_venv, installed_torch_version
+    from .shell import Shell
 
     cache = paths.cache_dir()
     sides = [s for s in SIDES if s in side_names]
@@ -496,8 +496,8 @@ def ensure_hf_packages(sides: Sequence[str]) -> str:
     """transformers and its pure-Python dependencies (tools/requirements/models.txt), installed once with
     ``--no-deps`` outside the venvs (as ``bench.py models`` does: the venvs stay as the upstream tests
     use them); the PYTHONPATH that puts them in front.  Every side's venv is Python 3.11: one dir."""
-    from tools.lib import bench_models as bm, paths
-    from tools.lib.overlay.venv import venv_python
+    from . import bench_models as bm, paths
+    from .overlay.venv import venv_python
 
     cache = paths.cache_dir()
     python = venv_python(cache / "venvs" / "stock") if "2.6" in sides else venv_python(cache / "overlay" / "venv")
@@ -508,7 +508,7 @@ def ensure_hf_packages(sides: Sequence[str]) -> str:
 
 def main(args) -> str:
     """``bench.py first``: run, write the JSON and the markdown, return the markdown."""
-    from tools.lib import ui
+    from . import ui
 
     for w in args.workloads:
         if w not in WORKLOADS:

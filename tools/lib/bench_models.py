@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from tools.lib import paths, ui
+from . import paths, ui
 
 REQUIREMENTS = paths.REPO_ROOT / "tools" / "requirements" / "models.txt"
 DRIVER = Path(__file__).resolve().parent / "models_driver.py"
@@ -206,7 +206,7 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
 
 def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
     """(the torch-independent packages, torchvision for the side's torch), per Python version."""
-    from tools.lib.overlay.venv import interpreter_facts
+    from .overlay.venv import interpreter_facts
 
     base = cache / "bench" / "models" / f"py{interpreter_facts(str(side.python))['version']}"
     return base / "site", base / f"torchvision-{TORCHVISION[side.torch_minor]}"

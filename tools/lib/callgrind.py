@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tools.lib import ui
+from . import ui
 
 CTL_SOURCE = r"""
 #include <valgrind/callgrind.h>

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tools.lib import ui
+from . import ui
 
 MB = 10**6
 GB = 10**9

@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from tools.lib import patchfile
-from tools.lib.shell import Shell
+from . import patchfile
+from .shell import Shell
 
 SUBJECT_PREFIXES = ("[compiled autograd]", "[functional autograd]", "[DTensor]", "[dynamo]", "[inductor]", "[fx]")
 

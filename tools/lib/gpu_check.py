@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from tools.lib import disk, paths, ui
-from tools.lib import upstream as up
-from tools.lib.overlay.torch_hook import STAMP_NAME
-from tools.lib.shell import Shell, kill_group
+from . import disk, paths, ui
+from . import upstream as up
+from .overlay.torch_hook import STAMP_NAME
+from .shell import Shell, kill_group
 
 TOTAL_BUDGET_S = 480  # the whole run on one H100: 8 minutes
 HEARTBEAT_S = float(os.environ.get("FCA_GPU_CHECK_HEARTBEAT_S", "30"))

@@ -7,9 +7,9 @@ import dataclasses
 import json
 from typing import Sequence
 
-from tools.lib import ui
-from tools.lib import upstream as up
-from tools.lib.gpu_check import CUDA_TESTS, Inputs, Outcome, Planned, Run, Side, log_tail, program_names, total_budget
+from . import ui
+from . import upstream as up
+from .gpu_check import CUDA_TESTS, Inputs, Outcome, Planned, Run, Side, log_tail, program_names, total_budget
 
 # the differences (tools/lib/upstream.py's kinds, the stock run as the baseline) that fail the check:
 # the wheel does worse than stock, or there is nothing to compare

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from tools.lib import ui
+from . import ui
 
 PROJECT_AUTHOR = "Functional Autograd Backport <functional-autograd-backport@users.noreply.github.com>"
 

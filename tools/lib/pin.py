@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from tools.lib import ui
+from . import ui
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,9 +23,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tools.lib import disk, ui
-from tools.lib.pin import PIN, RELEASE, Manifest, describe_mismatch
-from tools.lib.shell import Shell
+from . import disk, ui
+from .pin import PIN, RELEASE, Manifest, describe_mismatch
+from .shell import Shell
 
 READY_MARKER = "fca-pin-ready"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
@@ -260,7 +260,7 @@ def ensure_release_source(
     ``tarball`` or a download from ``url`` (default: $FCA_GITHUB_RELEASE_URL, else the release asset),
     checked against ``sha256`` (default: the recorded one) and its tree against ``manifest`` (default:
     the stack's pin manifest)."""
-    from tools.lib import paths
+    from . import paths
 
     root = release_root(cache)
     if is_ready(root):
@@ -356,8 +356,8 @@ def check_disk(cache: Path, *, downloading: bool) -> None:
 
 def pin_git_tree(torch_src: Path | None, cache_dir: Path | None, sh: Shell, tool: str):
     """The git checkout a tool reads the pin from: ``torch_src``, or the pinned source."""
-    from tools.lib import paths
-    from tools.lib.tree import GitTree
+    from . import paths
+    from .tree import GitTree
 
     src = torch_src if torch_src is not None else ensure_pinned_source(
         cache_dir.resolve() if cache_dir else paths.cache_dir(), sh)

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from tools.lib import ui
+from . import ui
 
 # Settings that change the bytes git prints or writes; forced on every call so a
 # user's ~/.gitconfig cannot change patches, status or commits.

@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from tools.lib import patchfile, ui
-from tools.lib.pin import Manifest, manifest_paths
-from tools.lib.shell import Shell
+from . import patchfile, ui
+from .pin import Manifest, manifest_paths
+from .shell import Shell
 
 SERIES = "series"
 

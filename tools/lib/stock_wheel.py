@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.lib import disk, paths, ui, wheel
-from tools.lib.shell import Shell
+from . import disk, paths, ui, wheel
+from .shell import Shell
 
 TORCH = "torch==2.6.0"
 WHEEL_NEED = 800 * disk.MB  # the file is ~770 MB

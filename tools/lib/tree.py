@@ -38,11 +38,11 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from tools.lib import failpoint, ui
-from tools.lib.patchfile import PatchFile
-from tools.lib.pin import PIN, describe_mismatch, sha256_bytes
-from tools.lib.shell import CommandError, Shell
-from tools.lib.stack import (
+from . import failpoint, ui
+from .patchfile import PatchFile
+from .pin import PIN, describe_mismatch, sha256_bytes
+from .shell import CommandError, Shell
+from .stack import (
     PatchConflict, Stack, apply_to_contents, describe_apply_failure, describe_merge_conflict, read_tree_files,
 )
 

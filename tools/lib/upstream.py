@@ -67,7 +67,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from tools.lib import paths, ui
+from . import paths, ui
 
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 CHANGE_OUTCOMES: tuple[str, ...] = OUTCOMES + ("removed",)

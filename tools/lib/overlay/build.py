@@ -20,13 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.lib import paths, ui
-from tools.lib.overlay import checks, codegen, compile as cc, generated, tus as tuset
-from tools.lib.overlay.venv import TorchInfo, ensure_venv, interpreter_facts, real_python
-from tools.lib.pinned_source import ensure_pinned_source
-from tools.lib.shell import Shell
-from tools.lib.stack import Stack, write_contents
-from tools.lib.tree import open_tree
+from .. import paths, ui
+from . import checks, codegen, compile as cc, generated, tus as tuset
+from .venv import TorchInfo, ensure_venv, interpreter_facts, real_python
+from ..pinned_source import ensure_pinned_source
+from ..shell import Shell
+from ..stack import Stack, write_contents
+from ..tree import open_tree
 
 STAMP_JSON = "stamp.json"
 

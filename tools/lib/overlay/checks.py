@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from tools.lib import patchfile, ui
-from tools.lib.overlay import depkey
+from .. import patchfile, ui
+from . import depkey
 
 ALLOWED_INIT_REFS = {
     "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__cxa_atexit", "__dso_handle",

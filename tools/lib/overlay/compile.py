@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from tools.lib import ui
-from tools.lib.overlay import depkey
-from tools.lib.overlay.tus import CPU, PYTHON, TU
+from .. import ui
+from . import depkey
+from .tus import CPU, PYTHON, TU
 
 COMMON_FLAGS: tuple[str, ...] = (
     "-std=gnu++17", "-fPIC", "-g0", "-w", "-D_GLIBCXX_USE_CXX11_ABI=0", "-fabi-version=11",

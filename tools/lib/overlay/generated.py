@@ -22,7 +22,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tools.lib import ui
+from .. import ui
 
 
 @dataclasses.dataclass(frozen=True)

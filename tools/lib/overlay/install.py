@@ -26,9 +26,9 @@ import os
 import shutil
 from pathlib import Path
 
-from tools.lib import paths, stock_wheel, ui, wheel
-from tools.lib.overlay.venv import installed_torch_version, reinstall_torch, site_packages, venv_python
-from tools.lib.shell import Shell
+from .. import paths, stock_wheel, ui, wheel
+from .venv import installed_torch_version, reinstall_torch, site_packages, venv_python
+from ..shell import Shell
 
 RECORD_JSON = "installed-wheel.json"
 LEGACY_MANIFEST = "installed.json"  # the copied-files install this module replaced

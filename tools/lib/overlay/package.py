@@ -18,8 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-from tools.lib import paths, stock_wheel, ui, wheel
-from tools.lib.overlay import build as ob, torch_hook
+from .. import paths, stock_wheel, ui, wheel
+from . import build as ob, torch_hook
 
 GENERATOR = "fca build_wheel"
 VERSION_PREFIX = "2.6.0+fca."

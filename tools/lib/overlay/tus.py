@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from tools.lib import ui
+from .. import ui
 
 CPU, PYTHON = "cpu", "python"
 GENERATED_FUNCTIONS = "torch/csrc/autograd/generated/Functions.cpp"

@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.lib import disk, paths, ui
-from tools.lib.shell import Shell
+from .. import disk, paths, ui
+from ..shell import Shell
 
 LOCK = paths.REPO_ROOT / "tools" / "requirements" / "torch-venv.txt"
 STAMP = ".fca-venv.json"
