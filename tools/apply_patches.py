@@ -29,12 +29,10 @@ if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the rep
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "tools"
 
-from .lib import paths, ui
-from .lib.pin import describe_mismatch
+from .lib import apply, paths, ui
 from .lib.pinned_source import ensure_pinned_source
 from .lib.shell import Shell
 from .lib.stack import Stack
-from .lib.tree import TreeState, open_tree
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,101 +73,15 @@ def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
     return ensure_pinned_source(cache, sh, tarball=args.tarball)
 
 
-def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path, off_pin: str = "") -> str:
-    lines = [f"{tree} ({tree_desc}): {state.applied}/{len(stack)} patches of {stack.dir / 'series'} applied"]
-    for i, name in enumerate(stack.names):
-        lines.append(f"  [{'x' if i < state.applied else ' '}] {name}")
-    if state.on_top:
-        lines.append(f"  ({state.on_top} commit(s) above the stack)")
-    if state.stale:
-        lines.append(f"  ({state.stale} commit(s) from an older version of the stack, made by apply_patches; "
-                     "applying replaces them)")
-    if off_pin:
-        lines.append(f"  (the stack's base differs from the pin in {off_pin})")
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
     tree_path = resolve_tree(args, sh)
-    tree = open_tree(tree_path, sh)
-    if args.three_way and tree.kind != "git":
-        raise ui.UserError(
-            f"--3way needs a git checkout (it merges against the pin's blobs); {tree.path} is a plain directory"
-        )
-    writes = not (args.check or args.status)
-    if writes:
-        tree.check_writable()
-    if tree.has_journal():
-        if not writes:
-            raise ui.UserError(
-                f"an interrupted run left {tree.path} half-updated; recover it first: "
-                f"`{command(args, tree.path)}` (or `{command(args, tree.path, '--revert')}`)"
-            )
-        tree.recover()
-    state = tree.state(stack)
-    remaining = len(stack) - state.applied
-    off_pin = tree.base_mismatches(stack, state)
-    off_pin_files = ", ".join(bad[0] for bad in off_pin)
-    # A base off the pin is fine for --3way, and for looking at or reverting a stack applied there.
-    if off_pin and not args.three_way:
-        if not ((args.status or args.revert or remaining == 0) and (state.applied or state.stale)):
-            raise ui.UserError(
-                f"{describe_mismatch(tree.path, off_pin)}; or apply the stack onto these changes "
-                f"by 3-way merges: `{command(args, tree.path, '--3way')}`"
-            )
-    elif off_pin:
-        ui.info(f"--3way: {len(off_pin)} pinned file(s) differ from the pin ({off_pin_files}); "
-                "a patch that does not apply as is is merged against the pin's blobs")
-
-    if args.status:
-        ui.out(format_status(stack, state, tree.describe(), tree.path, off_pin_files))
-        return ui.EXIT_OK
-
-    tree.ensure_clean(stack)
-    if args.revert:
-        if state.applied == 0 and not state.stale:
-            ui.out(f"{tree.path}: no patch of the stack is applied; nothing to revert")
-            return ui.EXIT_OK
-        if state.on_top:
-            assert state.base is not None and state.top is not None
-            raise ui.UserError(
-                f"{state.on_top} commit(s) sit above the stack in {tree.path}; to keep them and take the stack "
-                f"out from under them, run `git -C {shlex.quote(str(tree.path))} rebase --onto {state.base} {state.top}`"
-            )
-        n = state.applied + state.stale
-        with ui.step(f"reverting {n} patch(es) in {tree.path}"):
-            tree.revert(stack, state)
-        where = f"the stack's base {state.base[:12]}" if off_pin and state.base else "the pin"
-        ui.out(f"{tree.path}: reverted {n} patch(es); the tree is at {where}")
-        return ui.EXIT_OK
-
-    if state.stale and not args.check:
-        with ui.step(f"dropping {state.stale} commit(s) of an older version of the stack from {tree.path}"):
-            tree.drop_stale(state)
-    if remaining == 0:
-        what = "the stack is empty" if len(stack) == 0 else f"all {len(stack)} patches are already applied"
-        ui.out(f"{tree.path}: {what}; nothing to do")
-        return ui.EXIT_OK
-    if state.on_top:
-        assert state.top is not None
-        rerun = command(args, tree.path, *(["--3way"] if args.three_way else []))
-        raise ui.UserError(
-            f"{state.on_top} commit(s) sit above patch {state.applied} of the stack in {tree.path}; "
-            f"to apply the rest on a fresh branch at the stack's top, run "
-            f"`git -C {shlex.quote(str(tree.path))} switch -c fca-stack {state.top} && {rerun}`"
-        )
-    if args.check:
-        with ui.step(f"checking {remaining} patch(es) against {tree.path}"):
-            tree.check(stack, state, three_way=args.three_way)
-        ui.out(f"{tree.path}: all {remaining} remaining patch(es) apply cleanly (nothing written)")
-        return ui.EXIT_OK
-    with ui.step(f"applying {remaining} patch(es) to {tree.path}"):
-        tree.apply(stack, state, three_way=args.three_way)
-    ui.out(f"{tree.path}: applied {remaining} patch(es); {len(stack)}/{len(stack)} applied")
+    mode = "check" if args.check else "status" if args.status else "revert" if args.revert else "apply"
+    req = apply.Request(tree_path, stack, mode, args.three_way, rerun=lambda *extra: command(args, tree_path, *extra))
+    ui.out(apply.run(req, sh))
     return ui.EXIT_OK
 
 

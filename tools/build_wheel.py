@@ -36,10 +36,12 @@ if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the rep
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "tools"
 
-from .lib import paths, ui, wheel
+from .lib import apply, paths, ui, wheel
 from .lib.overlay import build as ob, package
 from .lib.overlay.venv import install_wheel, interpreter_facts
+from .lib.pinned_source import ensure_pinned_source
 from .lib.shell import Shell
+from .lib.stack import Stack
 
 SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.6.0 publishes wheels for
 
@@ -76,9 +78,8 @@ def build_wheel(args: argparse.Namespace) -> Path:
     version = python_version(args.python or sys.executable)
     opts = options_for(args, version)
     if args.torch_src is None:  # the built-in default: the pinned source in the cache, with the stack applied
-        from . import apply_patches
-
-        apply_patches.main(["--stack", str(args.stack), *(["-q"] if args.quiet else [])])
+        sh = Shell(verbose=not args.quiet)
+        ui.info(apply.apply_stack(ensure_pinned_source(paths.cache_dir(), sh), Stack.load(args.stack.resolve()), sh))
     with ob.locked(opts.overlay_dir, "wheel build"):
         made = package.make(ob.build(opts), (args.output or Path("dist")).resolve())
     out, counts = made.path, made.counts
