@@ -75,21 +75,21 @@ class Shell:
     verbose: bool = True
     env: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+    def _env(self, extra: Mapping[str, str] | None, *, unset: Sequence[str] = (), c_locale: bool = True) -> dict[str, str]:
         env = dict(os.environ)
-        env.pop("GIT_DIR", None)
-        env.pop("GIT_WORK_TREE", None)
-        env.pop("GIT_INDEX_FILE", None)
+        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", *unset):
+            env.pop(name, None)
         if self.testing:
             env.update(TESTING_ENV)
         env.update(self.env)
         if extra:
             env.update(extra)
-        env.setdefault("LC_ALL", "C")
+        if c_locale:
+            env.setdefault("LC_ALL", "C")
         return env
 
     def log(self, argv: Sequence[str], cwd: Path | None, extra_env: Mapping[str, str] | None,
-            stdin: Path | None = None) -> None:
+            stdin: Path | None = None, suffix: str = "") -> None:
         if not self.verbose:
             return
         prefix = ""
@@ -97,7 +97,7 @@ class Shell:
             prefix = f"cd {shlex.quote(str(cwd))} && "
         env_txt = "".join(f"{k}={shlex.quote(v)} " for k, v in (extra_env or {}).items())
         redirect = f" < {shlex.quote(str(stdin))}" if stdin is not None else ""
-        ui.info(f"$ {prefix}{env_txt}{shlex.join(argv)}{redirect}")
+        ui.info(f"$ {prefix}{env_txt}{shlex.join(argv)}{redirect}{suffix}")
 
     def run(
         self,
@@ -136,6 +136,26 @@ class Shell:
                 errtxt = errtxt.decode(errors="replace") if errtxt else ""
             raise CommandError(argv, proc.returncode, out or "", errtxt or "")
         return proc
+
+    def start(self, *argv: str, output: Path | None, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+              unset: Sequence[str] = ()) -> subprocess.Popen:
+        """Start ``argv`` in the background, in a process group of its own (:func:`kill_group` stops it and
+        its children), its stdout and stderr to the file ``output`` (``None``: a pipe the caller reads).
+        Logged as ``$ ... > output 2>&1 &``.  A job runs in the caller's environment plus ``env``, less
+        ``unset``, and keeps the user's locale: what it runs (a test suite, a benchmark) should see what
+        the user's own shell would give it."""
+        where = cwd if cwd is not None else self.cwd
+        if self.verbose:
+            redirect = f" > {shlex.quote(str(output))} 2>&1 &" if output is not None else " &"
+            self.log(argv, where, env, suffix=redirect)
+        with contextlib.ExitStack() as files, _launching(argv, where):
+            if output is not None:
+                output.parent.mkdir(parents=True, exist_ok=True)
+                stdout = files.enter_context(open(output, "wb"))  # the child keeps its own copy of the fd
+            else:
+                stdout = subprocess.PIPE
+            return subprocess.Popen(list(argv), cwd=where, env=self._env(env, unset=unset, c_locale=False),
+                                    stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True)
 
     def feed(self, *argv: str, source: Path, progress: ui.Progress, cwd: Path | None = None) -> None:
         """Run ``argv`` with the file ``source`` as its stdin, fed in chunks that ``progress`` counts, so

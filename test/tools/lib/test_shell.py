@@ -1,4 +1,4 @@
-"""tools/lib/shell.py: feeding a file to a command with progress."""
+"""tools/lib/shell.py: feeding a file to a command with progress; starting a background job."""
 
 from __future__ import annotations
 
@@ -39,3 +39,27 @@ def test_feed_says_a_missing_program_is_to_be_installed(tmp_path):
     source.write_bytes(b"x")
     with pytest.raises(ui.UserError, match="`no-such-tar` is not installed or not on PATH"):
         Shell(verbose=False).feed("no-such-tar", source=source, progress=ui.Progress.bytes(1, "x"))
+
+
+def test_start_runs_a_job_in_its_own_group_with_its_output_in_a_file_and_logs_it(tmp_path, capsys):
+    out = tmp_path / "logs" / "job.log"
+    proc = Shell(cwd=tmp_path).start("sh", "-c", 'echo "$FCA_X"; echo err >&2; ps -o pgid= -p $$',
+                                     output=out, env={"FCA_X": "one"})
+    assert proc.wait(timeout=60) == 0
+    lines = out.read_text().split()
+    assert lines[:2] == ["one", "err"]
+    assert int(lines[2]) == proc.pid  # its own process group: kill_group stops it and its children
+    (logged,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("$ ")]
+    assert logged.startswith("$ FCA_X=one sh -c ")
+    assert logged.endswith(f" > {out} 2>&1 &")
+
+
+def test_start_keeps_the_users_locale_and_drops_what_it_is_told_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.setenv("FCA_DROP_ME", "1")
+    out = tmp_path / "env.log"
+    proc = Shell().start("sh", "-c", 'echo "lc_all=$LC_ALL drop=$FCA_DROP_ME lang=$LANG"', output=out,
+                         unset=["FCA_DROP_ME"])
+    assert proc.wait(timeout=60) == 0
+    assert out.read_text().strip() == "lc_all= drop= lang=C.UTF-8"
