@@ -86,7 +86,7 @@ def pinned_source() -> Path:
     return ensure_pinned_source(paths.cache_dir(), Shell(verbose=False))
 
 
-from tools.lib.samplestack import git  # noqa: E402,F401  (the tests' git, with a fixed identity)
+from samplestack import git  # noqa: E402,F401  (the tests' git, with a fixed identity)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, copy_stack, git, git_state, run_tool, snapshot
-from tools.lib.samplestack import PATCHES, build_stack
+from samplestack import PATCHES, build_stack
 
 
 @pytest.fixture(scope="session")

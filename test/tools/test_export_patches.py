@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, git, git_state, run_tool, snapshot
-from tools.lib.samplestack import build_stack
+from samplestack import build_stack
 
 
 def _fresh_stack_dir(tmp_path: Path, name: str = "stack") -> Path:

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO_ROOT, export_stack, git, run_tool
 from tools.lib import patchfile
 from tools.lib.ghstack_shape import check_stack_shape, message_problems
-from tools.lib.samplestack import PATCHES, build_stack
+from samplestack import PATCHES, build_stack
 from tools.lib.shell import Shell
 
 SH = Shell(verbose=False)

@@ -617,7 +617,7 @@ def test_jobs_run_upstreams_shards_at_once_and_merge_them_into_one_result(stock_
 
 def test_baseline_uses_the_pins_tests_when_the_stack_changes_them(pin_clone, pinned_source, tmp_path):
     """A tree whose stack edits test files: --baseline runs the pin's test/ (extracted from git), not the patched one."""
-    from tools.lib.samplestack import build_stack
+    from samplestack import build_stack
     from tools.lib.shell import Shell
     from tools import run_upstream_tests as rut
 

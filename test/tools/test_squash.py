@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from conftest import export_stack, git, run_tool
-from tools.lib.samplestack import build_stack
+from samplestack import build_stack
 
 
 def test_squash_lists_the_patches_and_applies_to_the_pin_as_the_whole_stack(pin_clone, tmp_path):

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import REPO_ROOT, run_tool
-from tools.lib.samplestack import build_stack
+from samplestack import build_stack
 
 
 def _stack_from(repo: Path, tmp_path: Path) -> Path:

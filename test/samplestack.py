@@ -2,7 +2,7 @@
 
 Each patch edits a real upstream file where the real stack will (headers,
 sources, build lists, Python, tests), with upstream-style messages.  Used by
-the tests (round trips, conflicts, crashes) and by ``tools/bench.py stack``.
+the tests (round trips, conflicts, crashes).
 """
 
 from __future__ import annotations
