@@ -16,7 +16,7 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import IO, Iterator, Mapping, Sequence
 
 from . import ui
 
@@ -156,6 +156,18 @@ class Shell:
                 stdout = subprocess.PIPE
             return subprocess.Popen(list(argv), cwd=where, env=self._env(env, unset=unset, c_locale=False),
                                     stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def spawn(self, *argv: str, stderr: IO, env: Mapping[str, str] | None = None) -> subprocess.Popen:
+        """Start ``argv`` to be talked to over pipes: its stdin and stdout are text pipes the caller
+        writes requests to and reads answers from, its stderr goes to the open file ``stderr`` (a file,
+        not a pipe: a chatty process never blocks on it).  Logged as ``$ ... 2> FILE`` (the pipes
+        are the caller's).  It runs in the caller's environment plus ``env``, the user's locale kept,
+        as :meth:`start`'s jobs do."""
+        name = getattr(stderr, "name", None)  # an unnamed temporary file's is its descriptor
+        self.log(argv, self.cwd, env, suffix=f" 2> {shlex.quote(name) if isinstance(name, str) else '(a temporary file)'}")
+        with _launching(argv, self.cwd):
+            return subprocess.Popen(list(argv), cwd=self.cwd, env=self._env(env, c_locale=False),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
 
     def feed(self, *argv: str, source: Path, progress: ui.Progress, cwd: Path | None = None) -> None:
         """Run ``argv`` with the file ``source`` as its stdin, fed in chunks that ``progress`` counts, so

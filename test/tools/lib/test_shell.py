@@ -1,4 +1,5 @@
-"""tools/lib/shell.py: feeding a file to a command with progress; starting a background job."""
+"""tools/lib/shell.py: feeding a file to a command with progress; starting a background job; talking to a
+process over pipes."""
 
 from __future__ import annotations
 
@@ -63,3 +64,20 @@ def test_start_keeps_the_users_locale_and_drops_what_it_is_told_to(tmp_path, mon
                          unset=["FCA_DROP_ME"])
     assert proc.wait(timeout=60) == 0
     assert out.read_text().strip() == "lc_all= drop= lang=C.UTF-8"
+
+
+def test_spawn_talks_to_a_process_over_pipes_with_its_stderr_in_a_file_and_logs_it(tmp_path, capsys):
+    with open(tmp_path / "err.log", "w+") as err:
+        proc = Shell().spawn("sh", "-c", 'echo ready; echo chatter >&2; while read x; do echo "got $x $FCA_X"; done',
+                             stderr=err, env={"FCA_X": "one"})
+        assert proc.stdout.readline() == "ready\n"
+        proc.stdin.write("a\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "got a one\n"
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        err.seek(0)
+        assert err.read() == "chatter\n"
+    (logged,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("$ ")]
+    assert logged.startswith("$ FCA_X=one sh -c ") and logged.endswith(f" 2> {tmp_path / 'err.log'}")
+
