@@ -207,9 +207,8 @@ def check_tests(tree: Path, default: bool) -> Path:
     return tests.resolve()
 
 
-def resolve_inputs(args: argparse.Namespace) -> Inputs:
+def resolve_inputs(args: argparse.Namespace, cache: Path) -> Inputs:
     """Check every input before anything runs (a usage error is exit 2, a wrong input exit 3)."""
-    cache = paths.cache_dir()
     report = (args.report_dir or cache / "reports" / "gpu-check").resolve()
     if report.exists() and not report.is_dir():
         raise ui.UserError(f"--report-dir {report} is a file; pass a directory")
@@ -289,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
     check_usage(args)
-    inp = resolve_inputs(args)
+    inp = resolve_inputs(args, paths.cache_dir())
     steps = plan(inp, args.budget_scale, args.budgets)
     if args.plan:
         ui.out(render_plan(inp, steps))

@@ -8,15 +8,14 @@ import ast
 import dataclasses
 import os
 import shlex
-import subprocess
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
-from . import disk, paths, ui
+from . import disk, jobs, paths, ui
 from . import upstream as up
 from .overlay.torch_hook import STAMP_NAME
-from .shell import Shell, kill_group
+from .shell import Shell
 
 TOTAL_BUDGET_S = 480  # the whole run on one H100: 8 minutes
 HEARTBEAT_S = float(os.environ.get("FCA_GPU_CHECK_HEARTBEAT_S", "30"))
@@ -247,47 +246,23 @@ def log_tail(log: Path | None) -> str:
 def run_step(step: Step, commands: dict[str, Command], budget: float, sh: Shell, logs: dict[str, Path]) -> dict[str, Outcome]:
     """Run the step's commands at once, each in its own process group, its output to its log; kill what is
     still running when the budget is spent."""
-    procs: dict[str, subprocess.Popen] = {}
-    files = {}
-    t0 = time.monotonic()
-    done: dict[str, Outcome] = {}
-    try:
-        for side, command in commands.items():
-            sh.log(command.argv, command.cwd, dict(command.env))
-            logs[side].parent.mkdir(parents=True, exist_ok=True)
-            files[side] = open(logs[side], "wb")
-            try:
-                procs[side] = subprocess.Popen(command.argv, cwd=command.cwd, env={**os.environ, **dict(command.env)},
-                                               stdout=files[side], stderr=subprocess.STDOUT, start_new_session=True)
-            except OSError as err:
-                done[side] = Outcome(command.line(), 127, 0.0, logs[side], skipped=f"cannot start it: {err.strerror}")
-        next_beat = t0 + HEARTBEAT_S
-        while len(done) < len(commands):
-            now = time.monotonic()
-            for side, proc in procs.items():
-                if side not in done and proc.poll() is not None:
-                    done[side] = Outcome(commands[side].line(), proc.returncode, now - t0, logs[side])
-            if len(done) == len(commands):
-                break
-            if now - t0 > budget:
-                for side, proc in procs.items():
-                    if side not in done:
-                        kill_group(proc)
-                        done[side] = Outcome(commands[side].line(), None, now - t0, logs[side], timed_out=True)
-                break
-            if now >= next_beat:
-                next_beat = now + HEARTBEAT_S
-                state = ", ".join(f"{s}: {done[s].describe() if s in done else 'running'}" for s in commands)
-                ui.info(f"[{step.name} {ui.fmt_seconds(now - t0)} of {ui.fmt_seconds(budget)}] {state}")
-            time.sleep(0.05)  # a short poll: the steps of a quick run (the tests' fakes) take no longer than they must
-    except KeyboardInterrupt:
-        for proc in procs.values():
-            kill_group(proc)
-        raise
-    finally:
-        for f in files.values():
-            f.close()
-    return done
+    sides = list(commands)
+
+    def beat(seconds: float, ended: Mapping[int, jobs.Ended]) -> None:
+        state = ", ".join(f"{s}: {_outcome(commands[s], logs[s], ended[i]).describe() if i in ended else 'running'}"
+                          for i, s in enumerate(sides))
+        ui.info(f"[{step.name} {ui.fmt_seconds(seconds)} of {ui.fmt_seconds(budget)}] {state}")
+
+    todo = [jobs.Job(commands[s].argv, logs[s], commands[s].cwd, commands[s].env) for s in sides]
+    # a short poll: the steps of a quick run (the tests' fakes) take no longer than they must
+    ended = jobs.run_all(sh, todo, limit_s=budget, beat_s=HEARTBEAT_S, on_beat=beat, poll_s=0.05)
+    return {s: _outcome(commands[s], logs[s], e) for s, e in zip(sides, ended)}
+
+
+def _outcome(command: Command, log: Path, ended: jobs.Ended) -> Outcome:
+    if ended.unstarted:
+        return Outcome(command.line(), 127, 0.0, log, skipped=f"cannot start it: {ended.unstarted}")
+    return Outcome(command.line(), ended.returncode, ended.seconds, log, timed_out=ended.timed_out)
 
 
 @dataclasses.dataclass
