@@ -110,9 +110,12 @@ class Shell:
         capture: bool = True,
         binary: bool = False,
         chatter: bool = False,
+        executable: str | None = None,
     ) -> subprocess.CompletedProcess:
         """Run ``argv``; ``capture=False`` lets its output through, and ``chatter`` sends its stdout to
-        stderr as well, where a tool's log goes (its stdout is its result, e.g. a path)."""
+        stderr as well, where a tool's log goes (its stdout is its result, e.g. a path).  ``executable``
+        is the program to start, ``argv[0]`` then only the name it sees itself called by (a venv's
+        ``bin/python`` started as the real interpreter behind it)."""
         where = cwd if cwd is not None else self.cwd
         if log:
             self.log(argv, where, env)
@@ -127,6 +130,7 @@ class Shell:
                 stdout=subprocess.PIPE if capture else (2 if chatter else None),
                 stderr=subprocess.PIPE if capture else None,
                 text=not binary,
+                executable=executable,
             )
         if check and proc.returncode != 0:
             out = proc.stdout if capture else ""
@@ -156,6 +160,16 @@ class Shell:
                 stdout = subprocess.PIPE
             return subprocess.Popen(list(argv), cwd=where, env=self._env(env, unset=unset, c_locale=False),
                                     stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def call(self, *argv: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, log: bool = True) -> int:
+        """Run ``argv`` in the foreground as the user's own shell would (the user's command, e.g. under
+        ``overlay.py run``): the caller's environment as it is (locale included) plus ``env``, its input
+        and output passed through; return its exit code."""
+        where = cwd if cwd is not None else self.cwd
+        if log:
+            self.log(argv, where, env)
+        with _launching(argv, where):
+            return subprocess.call(list(argv), cwd=where, env={**os.environ, **self.env, **(env or {})})
 
     def spawn(self, *argv: str, stderr: IO, env: Mapping[str, str] | None = None) -> subprocess.Popen:
         """Start ``argv`` to be talked to over pipes: its stdin and stdout are text pipes the caller

@@ -66,6 +66,18 @@ def test_start_keeps_the_users_locale_and_drops_what_it_is_told_to(tmp_path, mon
     assert out.read_text().strip() == "lc_all= drop= lang=C.UTF-8"
 
 
+def test_run_starts_the_executable_it_is_given_under_the_name_argv_names():
+    proc = Shell(verbose=False).run("fca-named", "-c", 'echo "$0"', executable="/bin/sh")
+    assert proc.stdout == "fca-named\n"
+
+
+def test_call_passes_output_through_in_the_users_locale_and_returns_the_exit_code(monkeypatch, capfd):
+    monkeypatch.setenv("LANG", "xx_XX.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    code = Shell(verbose=False).call("sh", "-c", 'echo "$LANG ${LC_ALL:-unset} $FCA_X"; exit 3', env={"FCA_X": "y"})
+    assert code == 3 and capfd.readouterr().out == "xx_XX.UTF-8 unset y\n"
+
+
 def test_spawn_talks_to_a_process_over_pipes_with_its_stderr_in_a_file_and_logs_it(tmp_path, capsys):
     with open(tmp_path / "err.log", "w+") as err:
         proc = Shell().spawn("sh", "-c", 'echo ready; echo chatter >&2; while read x; do echo "got $x $FCA_X"; done',
