@@ -26,8 +26,8 @@ from torchgen.api import cpp
 from torchgen.api.autograd import match_differentiability_info
 from torchgen.gen import parse_native_yaml
 from torchgen.selective_build.selector import SelectiveBuilder
-from ...autograd.load_derivatives import load_derivatives
-from ...autograd.gen_autograd_functions import gen_autograd_functions_lib
+from tools.autograd.load_derivatives import load_derivatives
+from tools.autograd.gen_autograd_functions import gen_autograd_functions_lib
 nf = os.path.join(src, "aten/src/ATen/native/native_functions.yaml")
 tags = os.path.join(src, "aten/src/ATen/native/tags.yaml")
 ad = os.path.join(src, "tools/autograd")
