@@ -69,8 +69,7 @@ def command(args: argparse.Namespace, tree: Path, *extra: str) -> str:
 def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
     if args.torch_src is not None:
         return args.torch_src
-    cache = args.cache_dir.resolve() if args.cache_dir else paths.cache_dir()
-    return ensure_pinned_source(cache, sh, tarball=args.tarball)
+    return ensure_pinned_source(paths.resolve_cache(args.cache_dir), sh, tarball=args.tarball)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

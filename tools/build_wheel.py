@@ -26,7 +26,6 @@ unsupported Python, missing compiler or headers, stock wheel hash mismatch).
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the rep
 
 from .lib import apply, paths, ui, wheel
 from .lib.overlay import build as ob, package
-from .lib.overlay.venv import install_wheel, interpreter_facts
+from .lib.overlay.venv import InterpreterError, install_wheel, interpreter_facts
 from .lib.pinned_source import ensure_pinned_source
 from .lib.shell import Shell
 from .lib.stack import Stack
@@ -49,37 +48,37 @@ SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")  # CPython versions torch 2.
 def python_version(python: str) -> str:
     try:
         out = interpreter_facts(python)["version"]
-    except (OSError, subprocess.CalledProcessError, ValueError) as err:
-        raise ui.UserError(f"cannot run {python} ({err}); pass an installed CPython with --python") from None
+    except InterpreterError as err:
+        raise ui.UserError(f"{err}; pass an installed CPython with --python") from None
     if out not in SUPPORTED:
         raise ui.UserError(f"{python} is Python {out}; torch 2.6.0 has wheels for CPython {', '.join(SUPPORTED)}")
     return out
 
 
-def options_for(args: argparse.Namespace, version: str) -> ob.Options:
+def options_for(args: argparse.Namespace, version: str, cache: Path) -> ob.Options:
     """The shared overlay for this interpreter's Python; a build of its own for another Python."""
     own = f"{sys.version_info[0]}.{sys.version_info[1]}"
     shared = version == own and not args.python
     if args.overlay_dir:
         root = args.overlay_dir.resolve()
     elif shared:
-        root = ob.default_overlay_dir()
+        root = ob.default_overlay_dir(cache)
     else:
-        root = paths.cache_dir() / f"overlay-cp{version.replace('.', '')}"
+        root = cache / f"overlay-cp{version.replace('.', '')}"
     return ob.Options(
-        overlay_dir=root, venv=root / "venv", stack_dir=args.stack, torch_src=args.torch_src,
+        overlay_dir=root, venv=root / "venv", cache=cache, stack_dir=args.stack, torch_src=args.torch_src,
         jobs=args.jobs, use_ccache=not args.no_ccache, quiet=args.quiet, base_python=args.python,
         build_only=not shared,  # another Python's venv only builds: torch and its dependencies
     )
 
 
-def build_wheel(args: argparse.Namespace) -> Path:
+def build_wheel(args: argparse.Namespace, cache: Path) -> Path:
     t0 = time.monotonic()
     version = python_version(args.python or sys.executable)
-    opts = options_for(args, version)
+    opts = options_for(args, version, cache)
     if args.torch_src is None:  # the built-in default: the pinned source in the cache, with the stack applied
         sh = Shell(verbose=not args.quiet)
-        ui.info(apply.apply_stack(ensure_pinned_source(paths.cache_dir(), sh), Stack.load(args.stack.resolve()), sh))
+        ui.info(apply.apply_stack(ensure_pinned_source(cache, sh), Stack.load(args.stack.resolve()), sh))
     with ob.locked(opts.overlay_dir, "wheel build"):
         made = package.make(ob.build(opts), (args.output or Path("dist")).resolve())
     out, counts = made.path, made.counts
@@ -113,10 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
-    out = build_wheel(args)
+    cache = paths.cache_dir()  # resolved once; everything below takes it from here
+    out = build_wheel(args, cache)
     if args.venv:
         t0 = time.monotonic()
-        install_wheel(args.venv.resolve(), out, paths.cache_dir(), Shell(verbose=not args.quiet), base_python=args.python)
+        install_wheel(args.venv.resolve(), out, cache, Shell(verbose=not args.quiet), base_python=args.python)
         ui.out(f"installed into {args.venv} in {ui.fmt_seconds(time.monotonic() - t0)}")
     return ui.EXIT_OK
 

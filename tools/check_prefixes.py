@@ -175,10 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui.set_quiet(args.quiet)
     stack = Stack.load(args.stack.resolve())
     ks = parse_prefixes(args.prefixes, args.start, len(stack))
-    args.work_dir = (args.work_dir or paths.cache_dir() / "prefixes").resolve()
+    cache = paths.cache_dir()  # resolved once; everything below takes it from here
+    args.work_dir = (args.work_dir or cache / "prefixes").resolve()
     args.work_dir.mkdir(parents=True, exist_ok=True)
     sh = Shell(verbose=not args.quiet)
-    pinned = ensure_pinned_source(paths.cache_dir(), sh)
+    pinned = ensure_pinned_source(cache, sh)
     outcomes = []
     for k in ks:
         outcomes.append(check(Prefix(k, stack.names[k - 1], args.work_dir), stack, pinned, args, sh))

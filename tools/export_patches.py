@@ -149,15 +149,15 @@ def diff_stack_dir(stack_dir: Path, rendered: dict[str, bytes]) -> tuple[list[st
     return changed, stale
 
 
-def open_git_tree(args: argparse.Namespace, sh: Shell, tool: str) -> GitTree:
-    """The git checkout --torch-src names (default: the pinned source in the cache), which ``tool`` needs
+def open_git_tree(args: argparse.Namespace, cache: Path, sh: Shell, tool: str) -> GitTree:
+    """The git checkout --torch-src names (default: the pinned source in ``cache``), which ``tool`` needs
     with the stack as commits."""
     if args.torch_src is not None:
         src = args.torch_src
     else:
         from .lib.pinned_source import ensure_pinned_source
 
-        src = ensure_pinned_source(args.cache_dir.resolve() if args.cache_dir else paths.cache_dir(), sh)
+        src = ensure_pinned_source(cache, sh)
     if not Path(src).exists():
         raise ui.UserError(f"--torch-src {src} does not exist; pass a git checkout with the stack as commits above the pin")
     if not (Path(src) / ".git").exists():
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.new_base and args.base is None:
         raise ui.UserError("--new-base needs --base REF, the commit the stack now sits on", exit_code=ui.EXIT_USAGE)
     sh = Shell(verbose=not args.quiet)
-    tree = open_git_tree(args, sh, "export")
+    tree = open_git_tree(args, paths.resolve_cache(args.cache_dir), sh, "export")
     base = resolve_base(tree, args.base)
     stack_dir = args.stack.resolve()
     old_manifest = Manifest.load(stack_dir) if (stack_dir / MANIFEST_NAME).is_file() and not args.new_base else None

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tree.verify_base(stack, state)
         ui.out(f"{tree.path}: at PyTorch v{PIN.version} ({len(stack.manifest.entries)} files verified by sha256; {state.applied}/{len(stack)} patches applied)")
         return ui.EXIT_OK
-    cache = args.cache_dir.resolve() if args.cache_dir else paths.cache_dir()
+    cache = paths.resolve_cache(args.cache_dir)
     if args.source == "github-release":
         if args.debian_mirror:
             raise ui.UserError("--debian-mirror is for --source debian", exit_code=ui.EXIT_USAGE)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,11 +44,12 @@ from .lib import lint, paths, ui
 from .lib.overlay.build import applied_tree
 from .lib.shell import Shell
 from .lib.stack import Stack
+from .lib.tree import Tree, TreeState
 
 
-def lint_venv(reqs: list[str], sh: Shell) -> Path:
+def lint_venv(reqs: list[str], cache: Path, sh: Shell) -> Path:
     """``<cache>/venvs/lint`` with exactly ``reqs`` (reinstalled when the list changes)."""
-    venv = paths.cache_dir() / "venvs" / "lint"
+    venv = cache / "venvs" / "lint"
     stamp = venv / ".fca-lint.json"
     key = hashlib.sha256("\n".join(reqs).encode()).hexdigest()[:16]
     if stamp.is_file() and json.loads(stamp.read_text()).get("key") == key:
@@ -66,10 +66,10 @@ def lint_venv(reqs: list[str], sh: Shell) -> Path:
     return venv
 
 
-def tree_with_stack(args: argparse.Namespace, stack: Stack, sh: Shell):
+def tree_with_stack(args: argparse.Namespace, stack: Stack, sh: Shell, cache: Path) -> tuple[Tree, TreeState]:
     if args.torch_src and not args.torch_src.is_dir():
         raise ui.UserError(f"--torch-src {args.torch_src.resolve()} does not exist; pass a PyTorch checkout with the stack applied")
-    return applied_tree(args.torch_src, stack, sh)
+    return applied_tree(args.torch_src, stack, sh, cache)
 
 
 def run_linter(linter: lint.Linter, tree: Path, files: list[str], python: str, clang_format: str, raw: bool = False):
@@ -77,8 +77,9 @@ def run_linter(linter: lint.Linter, tree: Path, files: list[str], python: str, c
     with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="fca-lint-") as pathsfile:
         pathsfile.write("\n".join(files) + "\n")
         pathsfile.flush()
-        proc = subprocess.run(lint.argv(linter, python, Path(pathsfile.name), clang_format), cwd=tree,
-                              capture_output=True, text=True)
+        # quiet, as before: the step line says which linter runs on how many files
+        proc = Shell(verbose=False).run(*lint.argv(linter, python, Path(pathsfile.name), clang_format), cwd=tree,
+                                        check=False, log=False)
     found = lint.parse_messages(proc.stdout, raw=raw)
     if proc.returncode != 0 and not found:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -139,8 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui.set_quiet(args.quiet)
     t0 = time.monotonic()
     sh = Shell(verbose=not args.quiet)
+    cache = paths.cache_dir()  # resolved once; everything below takes it from here
     stack = Stack.load(args.stack.resolve())
-    tree_obj, state = tree_with_stack(args, stack, sh)
+    tree_obj, state = tree_with_stack(args, stack, sh, cache)
     tree = tree_obj.path
     linters = lint.load(tree)
     codes = [c.strip().upper() for c in args.linters.split(",") if c.strip()] + (["MYPY"] if args.mypy else [])
@@ -148,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise ui.UserError(f"{tree}/.lintrunner.toml has no linter {unknown[0]}; its linters: {', '.join(sorted(linters))}")
     # one venv for every default linter (and MYPY once asked for): no reinstall between runs
-    venv = lint_venv(lint.venv_requirements(tree, list(dict.fromkeys([*lint.LINTERS, *codes])), linters), sh)
+    venv = lint_venv(lint.venv_requirements(tree, list(dict.fromkeys([*lint.LINTERS, *codes])), linters), cache, sh)
     if args.fix:
         if sh.run("git", "status", "--porcelain", "--untracked-files=no", cwd=tree, log=False).stdout.strip():
             raise ui.UserError(f"{tree} has uncommitted changes; commit or stash them before --fix")

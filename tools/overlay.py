@@ -28,7 +28,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,14 +38,14 @@ if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the rep
     __package__ = "tools"
 
 from .lib import paths, ui
-from .lib.overlay import build as ob, compile as cc, install, package
+from .lib.overlay import build as ob, checks, compile as cc, install, package
 from .lib.overlay.build import STAMP_JSON
 from .lib.overlay.venv import check_torch, installed_torch_version, interpreter_facts, real_python
 from .lib.shell import Shell
 
 
 def overlay_root(args: argparse.Namespace) -> Path:
-    return args.overlay_dir.resolve() if args.overlay_dir else ob.default_overlay_dir()
+    return args.overlay_dir.resolve() if args.overlay_dir else ob.default_overlay_dir(args.cache)
 
 
 def venv_dir(args: argparse.Namespace) -> Path:
@@ -56,20 +55,19 @@ def venv_dir(args: argparse.Namespace) -> Path:
 def options(args: argparse.Namespace) -> ob.Options:
     """The build options of a `build` or `plan` command line."""
     return ob.Options(
-        overlay_dir=overlay_root(args), venv=venv_dir(args), stack_dir=args.stack, torch_src=args.torch_src,
+        overlay_dir=overlay_root(args), venv=venv_dir(args), cache=args.cache, stack_dir=args.stack, torch_src=args.torch_src,
         opt=args.opt, jobs=args.jobs, use_ccache=not args.no_ccache, quiet=args.quiet,
     )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     prepared = ob.prepare(options(args))
-    selected, report = prepared.selected, prepared.report
     ui.out("overlay plan: translation units and why")
-    for t in selected:
+    for t in prepared.selected:
         ui.out(f"  {t.lib:6} {t.path}  -- {t.reason}")
-    abi = report.get("abi")
-    ui.out("header ABI check: " + (abi if isinstance(abi, str) else ""))
-    for line in abi if isinstance(abi, list) else []:
+    abi = prepared.abi
+    ui.out("header ABI check: " + ("" if abi.lines else checks.NO_HEADER_CHANGED))
+    for line in abi.lines:
         ui.out(f"  {line}")
     return ui.EXIT_OK
 
@@ -83,18 +81,17 @@ def _build(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     built = ob.build(options(args))
     p, lib, result = built.prepared, built.lib, built.result
-    venv, report = p.venv, p.report
+    venv = p.venv
     if args.no_install:
-        ui.out(f"overlay: {lib} built and checked ({len(result['compiled'])} compiled, {len(result['reused'])} unchanged; "
+        ui.out(f"overlay: {lib} built and checked ({len(result.compiled)} compiled, {len(result.reused)} unchanged; "
                f"not installed) in {ui.fmt_seconds(time.monotonic() - t0)}")
         return ui.EXIT_OK
     made = package.make(built, p.root / "wheel" / "dist", prune=True)
     install.install(venv, made.path, p.root / "state", p.sh)
-    report["wheel"] = made.path.name
-    report["seconds_total"] = round(time.monotonic() - t0, 1)
+    report = {**ob.build_report(built), "wheel": made.path.name, "seconds_total": round(time.monotonic() - t0, 1)}
     (p.root / "build-report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     ui.out(
-        f"overlay: {lib} ({len(p.selected)} TUs: {len(result['compiled'])} compiled, {len(result['reused'])} unchanged); "
+        f"overlay: {lib} ({len(p.selected)} TUs: {len(result.compiled)} compiled, {len(result.reused)} unchanged); "
         f"{made.path.name} installed into {venv} in {ui.fmt_seconds(time.monotonic() - t0)}\n"
         f"run: python tools/overlay.py run -- python -c 'import torch'"
     )
@@ -152,11 +149,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     stamp = load_stamp(args)
     check_fresh(args)
     check_installed(args, stamp)
-    env = {**os.environ, **overlay_env(args)}
-    try:
-        return subprocess.call(command, env=env)
-    except FileNotFoundError:
-        raise ui.UserError(f"`{command[0]}` not found in the overlay venv or on PATH") from None
+    # the user's command, as their shell would run it (locale, output, exit code), in the venv
+    return Shell(verbose=False).call(*command, env=overlay_env(args), log=False)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -199,7 +193,7 @@ def _clean(args: argparse.Namespace) -> int:
     sh = Shell(verbose=not args.quiet)
     replaced = None
     if (venv / "pyvenv.cfg").is_file():
-        replaced = install.uninstall(venv, root / "state", interpreter_facts(str(real_python(venv)))["version"], sh)
+        replaced = install.uninstall(venv, root / "state", interpreter_facts(str(real_python(venv)))["version"], args.cache, sh)
     (root / STAMP_JSON).unlink(missing_ok=True)
     (root / "lib" / cc.LIB_NAME).unlink(missing_ok=True)
     shutil.rmtree(root / "wheel", ignore_errors=True)
@@ -260,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         p.error("a command is required: " + ", ".join(COMMANDS))
     ui.set_quiet(args.quiet)
+    args.cache = paths.cache_dir()  # resolved once; everything below takes it from here
     return {"build": cmd_build, "plan": cmd_plan, "run": cmd_run, "env": cmd_env, "status": cmd_status, "clean": cmd_clean}[args.cmd](args)
 
 

@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui.set_quiet(args.quiet)
     sh = Shell(verbose=not args.quiet)
-    tree = open_git_tree(args, sh, "rebase_stack")
+    tree = open_git_tree(args, paths.resolve_cache(args.cache_dir), sh, "rebase_stack")
     if args.cont:
         return cont(tree)
     if args.abort:

@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ui.UserError("--check compares with a file: give it with -o FILE", exit_code=ui.EXIT_USAGE)
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
-    tree = pin_git_tree(args.torch_src, args.cache_dir, sh, "squash")
+    tree = pin_git_tree(args.torch_src, paths.resolve_cache(args.cache_dir), sh, "squash")
     base, pin_contents = tree.pin_contents(stack)
     data = render_squash(stack, pin_contents, base, sh)
     if args.output is None:

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui.set_quiet(args.quiet)
     sh = Shell(verbose=not args.quiet)
     stack = Stack.load(args.stack.resolve())
-    tree = pin_git_tree(args.torch_src, args.cache_dir, sh, "vendor")
+    tree = pin_git_tree(args.torch_src, paths.resolve_cache(args.cache_dir), sh, "vendor")
     base, pin_contents = tree.pin_contents(stack)
     wanted = render_vendor(stack, pin_contents, tree.read_at(base, [PIN_LICENSE])[PIN_LICENSE], sh)
     copies = len(set(wanted) - set(GENERATED))

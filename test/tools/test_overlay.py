@@ -491,16 +491,16 @@ def test_abi_probe_is_reused_until_a_header_it_read_changes(tmp_path, monkeypatc
     first = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache)
     assert "size=16" in first["A"].size and first["A"].vtable
 
-    real_run = subprocess.run
+    real_run = checks.Shell.run
 
     def no_compiler(*args, **kwargs):
         raise AssertionError("the probe ran g++ although no header changed")
 
-    monkeypatch.setattr(checks.subprocess, "run", no_compiler)
+    monkeypatch.setattr(checks.Shell, "run", no_compiler)
     assert checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache) == first
 
     (inc / "fca/b.h").write_text("struct B { int x; long y[2]; };\n")  # only the included header changes
-    monkeypatch.setattr(checks.subprocess, "run", real_run)
+    monkeypatch.setattr(checks.Shell, "run", real_run)
     grown = checks.class_layouts("fca/a.h", [f"-I{inc}"], [], cache)
     assert "size=32" in grown["A"].size
 

@@ -21,6 +21,12 @@ def cache_dir() -> Path:
     return (base / "fca").resolve()
 
 
+def resolve_cache(option: Path | None) -> Path:
+    """The cache a CLI works in: its ``--cache-dir`` when given, else :func:`cache_dir`.  A CLI calls
+    this once and passes the result down; library code takes the cache as a parameter."""
+    return option.expanduser().resolve() if option is not None else cache_dir()
+
+
 def wheelhouse(cache: Path) -> Path:
     """The wheels pip downloads once and every venv installs from (torch==2.6.0, its CUDA
     libraries, the tools' pins): ``<cache>/wheels``."""

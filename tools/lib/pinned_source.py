@@ -22,10 +22,14 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import disk, ui
 from .pin import PIN, RELEASE, Manifest, describe_mismatch
 from .shell import Shell
+
+if TYPE_CHECKING:
+    from .git_tree import GitTree
 
 READY_MARKER = "fca-pin-ready"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
@@ -354,13 +358,11 @@ def check_disk(cache: Path, *, downloading: bool) -> None:
     disk.check_free_disk(cache, need, what)
 
 
-def pin_git_tree(torch_src: Path | None, cache_dir: Path | None, sh: Shell, tool: str):
-    """The git checkout a tool reads the pin from: ``torch_src``, or the pinned source."""
-    from . import paths
-    from .tree import GitTree
+def pin_git_tree(torch_src: Path | None, cache: Path, sh: Shell, tool: str) -> GitTree:
+    """The git checkout a tool reads the pin from: ``torch_src``, or the pinned source in ``cache``."""
+    from .git_tree import GitTree
 
-    src = torch_src if torch_src is not None else ensure_pinned_source(
-        cache_dir.resolve() if cache_dir else paths.cache_dir(), sh)
+    src = torch_src if torch_src is not None else ensure_pinned_source(cache, sh)
     if not Path(src).exists():
         raise ui.UserError(f"--torch-src {src} does not exist; pass a git checkout of the pin (or leave it out for the pinned source)")
     if not (Path(src) / ".git").exists():

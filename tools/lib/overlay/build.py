@@ -16,17 +16,17 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from .. import paths, ui
 from . import checks, codegen, compile as cc, generated, tus as tuset
-from .venv import TorchInfo, ensure_venv, interpreter_facts, real_python
+from .venv import InterpreterError, TorchInfo, ensure_venv, interpreter_facts, real_python
 from ..pinned_source import ensure_pinned_source
 from ..shell import Shell
 from ..stack import Stack, write_contents
-from ..tree import open_tree
+from ..tree import GitTree, Tree, TreeState, open_tree
 
 STAMP_JSON = "stamp.json"
 
@@ -35,6 +35,7 @@ STAMP_JSON = "stamp.json"
 class Options:
     overlay_dir: Path  # builds, the library, the stamp and the install state live here
     venv: Path  # the venv with the stock torch the library is built against
+    cache: Path  # the pinned source, the wheelhouse (resolved once, by the CLI)
     stack_dir: Path = paths.DEFAULT_STACK_DIR
     torch_src: Path | None = None  # the patched tree (default: the pinned source, stack applied)
     opt: str = "-O1"
@@ -46,31 +47,65 @@ class Options:
 
 
 @dataclasses.dataclass(frozen=True)
+class Stamp:
+    """What the library is built from: compiled into it, and written beside it (``stamp.json``, with
+    the library's path)."""
+
+    tree: str
+    stack: str  # the stack id (:func:`stack_hash`)
+    torch: str  # the stock version, even with a patched wheel installed in the venv
+    build_ids: Mapping[str, str]  # libtorch_cpu.so / libtorch_python.so -> the GNU build-id it needs
+
+    def as_json(self) -> dict[str, object]:
+        return {"tree": self.tree, "stack": self.stack, "torch": self.torch, "build_ids": dict(self.build_ids)}
+
+
+@dataclasses.dataclass(frozen=True)
 class Prepared:
+    """Everything before compiling, checked: the tree and stack, the venv, the toolchain, the TUs."""
+
     sh: Shell
-    root: Path
+    root: Path  # the overlay dir
+    cache: Path
     stack: Stack
-    tree: object
+    tree: Tree  # the patched tree, every patch of the stack applied
     venv: Path
     info: TorchInfo
     tc: cc.Toolchain
     build: Path
     layout: cc.Layout
-    selected: list
-    stamp: dict
-    report: dict
+    selected: tuple[tuset.TU, ...]  # what is compiled, the generated shims and stamp last
+    stamp: Stamp
+    abi: checks.AbiReport
+
+    @property
+    def stack_id(self) -> str:
+        return self.stamp.stack
 
 
 @dataclasses.dataclass(frozen=True)
 class Built:
     prepared: Prepared
     lib: Path
-    objects: list[Path]
-    result: dict  # compiled / reused TUs
+    objects: tuple[Path, ...]
+    result: cc.CompileResult
 
 
-def default_overlay_dir() -> Path:
-    return paths.cache_dir() / "overlay"
+def build_report(built: Built) -> dict[str, object]:
+    """The build's record (the overlay's ``build-report.json``): the tree, the stack, the ABI check,
+    the TUs and why each is in, what was compiled."""
+    p = built.prepared
+    return {
+        "tree": str(p.tree.path), "stack": p.stack_id, "patches": len(p.stack),
+        "functions_h_identical_to_wheel": True,  # prepare refuses a build where it is not
+        "abi": p.abi.as_json(),
+        "tus": [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in p.selected],
+        **built.result.as_json(),
+    }
+
+
+def default_overlay_dir(cache: Path) -> Path:
+    return cache / "overlay"
 
 
 LOCK_NAME = ".lock"
@@ -133,16 +168,16 @@ def stale_reason(root: Path, stack_dir: Path) -> str | None:
     return None
 
 
-def resolve_tree(torch_src: Path | None, sh: Shell) -> Path:
+def resolve_tree(torch_src: Path | None, sh: Shell, cache: Path) -> Path:
     if torch_src:
         return torch_src.resolve()
-    return ensure_pinned_source(paths.cache_dir(), sh)
+    return ensure_pinned_source(cache, sh)
 
 
-def applied_tree(torch_src: Path | None, stack: Stack, sh: Shell):
-    """The tree (``--torch-src``, or the pinned source) with every patch of ``stack`` applied; a
-    one-line error with the apply command otherwise."""
-    tree = open_tree(resolve_tree(torch_src, sh), sh)
+def applied_tree(torch_src: Path | None, stack: Stack, sh: Shell, cache: Path) -> tuple[Tree, TreeState]:
+    """The tree (``--torch-src``, or the pinned source in ``cache``) with every patch of ``stack``
+    applied; a one-line error with the apply command otherwise."""
+    tree = open_tree(resolve_tree(torch_src, sh, cache), sh)
     state = tree.state(stack)
     tree.verify_base(stack, state)
     if state.applied != len(stack):
@@ -158,69 +193,23 @@ def _python_link_info(info: TorchInfo, venv: Path) -> tuple[str, str]:
     """Where the venv's Python keeps libpython, for the check link (the venv's interpreter, not this one)."""
     try:
         libdir = interpreter_facts(str(real_python(venv)))["libdir"]
-    except (OSError, subprocess.CalledProcessError):
+    except InterpreterError:
         libdir = ""
     return libdir, f"python{info.python_version}"
 
 
-def _link_key(objects: list[Path], *extra: str) -> str:
+def _link_key(objects: Sequence[Path], *extra: str) -> str:
     """Changes when an object (or ``extra``, e.g. the runpath) does: a link with the same key is skipped."""
     parts = [f"{o}:{o.stat().st_mtime_ns}:{o.stat().st_size}\n" for o in objects] + [f"{e}\n" for e in extra]
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
 
-def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: list[tuset.TU], pin_dir: Path, report: dict) -> list[tuset.TU]:
-    """Compare pinned vs patched class layouts of every changed header; refuse or pull in users."""
-    changed_headers = [p for p in stack.touched if p.endswith(".h") and checks.header_include_name(p)]
-    if not changed_headers:
-        report["abi"] = "no header changed"
-        return selected
-    lib_sources = tuset.library_sources(tree)
-    overlay_sources = {t.path for t in selected}
-    problems = []
-    abi_report = []
-    inc_patched = layout.include_flags()
-    inc_pinned = [f"-I{pin_dir}", f"-I{pin_dir / 'aten/src'}"] + inc_patched
-    defines = list(cc.COMMON_FLAGS)
-    cache_dir, memo = layout.build / "abi-probes", {}
-    for header in changed_headers:
-        name = checks.header_include_name(header)
-        assert name
-        changes = checks.compare_layouts(
-            header,
-            checks.class_layouts(name, inc_pinned, defines, cache_dir, memo),
-            checks.class_layouts(name, inc_patched, defines, cache_dir, memo),
-        )
-        fds = [fd for pf in stack.patches for fd in pf.files if fd.path == header]
-        texts = {header: "\n".join(p.read_text() for p in stack.files)}
-        entities = [(c.entity, c.detail) for c in changes] + [
-            (e, "inline code rewritten") for e in checks.changed_inline_entities(fds, texts)
-        ]
-        if not entities:
-            abi_report.append(f"{header}: additive (no class layout, vtable or inline body changed)")
-            continue
-        includers = checks.includers_of(tree, name, lib_sources)
-        for entity, detail in entities:
-            users = checks.users_outside(tree, entity, includers, overlay_sources)
-            abi_report.append(f"{header}: {entity}: {detail}; users outside the overlay: {len(users)}")
-            if users:
-                problems.append(f"{header} changes {entity} ({detail}), used by {users[0]} which is not in the overlay"
-                                + (f" (and {len(users) - 1} more)" if len(users) > 1 else ""))
-    report["abi"] = abi_report
-    if problems:
-        raise ui.UserError(problems[0] + "; make the header change additive or confined to overlay sources")
-    return selected
-
-
-
 def prepare(opts: Options) -> Prepared:
     """Everything before compiling: tree/stack checks, venv, codegen, TU set, ABI check."""
     sh = Shell(verbose=not opts.quiet)
-    cache = paths.cache_dir()
-    root = opts.overlay_dir
     stack = Stack.load(opts.stack_dir.resolve())
-    tree, state = applied_tree(opts.torch_src, stack, sh)
+    tree, state = applied_tree(opts.torch_src, stack, sh, opts.cache)
     venv = opts.venv
     # preflight before the venv (its first creation downloads ~3.5 GB): the compiler, and the
     # headers of the Python a new venv is made from
@@ -229,18 +218,15 @@ def prepare(opts: Options) -> Prepared:
         base = opts.base_python or getattr(sys, "_base_executable", None) or sys.executable
         try:
             check_python_headers(Path(interpreter_facts(base)["include"]), Path(base))
-        except (OSError, subprocess.CalledProcessError):
+        except InterpreterError:
             pass  # an interpreter that does not run: making the venv says so
-    info = ensure_venv(venv, cache, sh, base_python=opts.base_python, build_only=opts.build_only)
+    info = ensure_venv(venv, opts.cache, sh, base_python=opts.base_python, build_only=opts.build_only)
     check_python_headers(info.python_include, real_python(venv))
-    build = root / "build"
+    build = opts.overlay_dir / "build"
     layout = cc.Layout(tree=tree.path, build=build, torch_dir=info.torch_dir, python_include=info.python_include)
-    report: dict = {"tree": str(tree.path), "stack": stack_hash(stack), "patches": len(stack)}
 
     gen = codegen.run_codegen(tree.path, layout.gen, sh)
-    same = codegen.functions_h_matches_wheel(gen, info.torch_dir)
-    report["functions_h_identical_to_wheel"] = same
-    if not same:
+    if not codegen.functions_h_matches_wheel(gen, info.torch_dir):
         raise ui.UserError(
             "the patched codegen's Functions.h differs from the wheel's: generated node classes would change layout "
             "for every source that includes it; keep Functions.h unchanged (put new code in Functions.cpp)"
@@ -250,20 +236,17 @@ def prepare(opts: Options) -> Prepared:
     expected = {name: generated.build_id(lib_dir / name) for name in ("libtorch_cpu.so", "libtorch_python.so")}
     # the stock version even when the venv has a patched wheel installed ("2.6.0+fca.<id>"): the stamp,
     # compiled into the library, must not change with what is installed
-    stamp = {"tree": str(tree.path), "stack": report["stack"], "torch": info.version.split("+")[0], "build_ids": expected}
-    _write_if_changed(layout.gen / generated.STAMP_FILE, generated.render_stamp(stamp, expected))
+    stamp = Stamp(str(tree.path), stack_hash(stack), info.version.split("+")[0], expected)
+    _write_if_changed(layout.gen / generated.STAMP_FILE, generated.render_stamp(stamp.as_json(), expected))
 
-    selected = tuset.select_tus(tree.path, stack.touched)
-    selected += [
+    selected = (
+        *tuset.select_tus(tree.path, stack.touched),
         tuset.TU(generated.SHIMS_FILE, tuset.CPU, "helpers libtorch does not export (stateless copies, bridges to its state)", generated=True),
         tuset.TU(generated.STAMP_FILE, tuset.CPU, "build stamp + refuses a different torch", generated=True),
-    ]
+    )
     pin_dir = _pin_headers(tree, state.base, stack, build)
-    selected = check_header_abi(tree.path, stack, layout, selected, pin_dir, report)
-    report["tus"] = [{"path": t.path, "lib": t.lib, "reason": t.reason} for t in selected]
-
-    return Prepared(sh, root, stack, tree, venv, info, tc, build, layout, selected, stamp, report)
-
+    abi = checks.check_header_abi(tree.path, stack, layout, selected, pin_dir)
+    return Prepared(sh, opts.overlay_dir, opts.cache, stack, tree, venv, info, tc, build, layout, selected, stamp, abi)
 
 
 def check_python_headers(include: Path, python: Path) -> None:
@@ -272,13 +255,13 @@ def check_python_headers(include: Path, python: Path) -> None:
 
 
 
-def _pin_headers(tree, base: str | None, stack: Stack, build: Path) -> Path:
+def _pin_headers(tree: Tree, base: str | None, stack: Stack, build: Path) -> Path:
     """Pinned copies of the headers the stack changes (for the ABI comparison)."""
     pin_dir = build / "pin-headers"
     headers = [p for p in stack.touched if p.endswith(".h")]
     if not headers:
         return pin_dir
-    if getattr(tree, "read_at", None) is None or base is None:
+    if not isinstance(tree, GitTree) or base is None:
         raise ui.UserError("the ABI check needs the tree as a git checkout (pinned contents of changed headers)")
     write_contents(pin_dir, tree.read_at(base, headers))
     return pin_dir
@@ -296,8 +279,7 @@ def build(opts: Options) -> Built:
     p = prepare(opts)
     jobs = opts.jobs or min(2, os.cpu_count() or 1)
     result = cc.compile_all(p.tc, p.layout, p.selected, jobs)
-    p.report.update(result)
-    objects = [p.layout.object_path(t) for t in p.selected]
+    objects = tuple(p.layout.object_path(t) for t in p.selected)
     lib = p.root / "lib" / cc.LIB_NAME
     lib.parent.mkdir(parents=True, exist_ok=True)
     link_key = _link_key(objects)
@@ -311,7 +293,7 @@ def build(opts: Options) -> Built:
         with ui.step("static initializer check"):
             checks.check_static_inits(objects, allow=[p.layout.object_path(p.selected[-1]).name])
         link_key_file.write_text(link_key)
-    (p.root / STAMP_JSON).write_text(json.dumps({**p.stamp, "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
+    (p.root / STAMP_JSON).write_text(json.dumps({**p.stamp.as_json(), "lib": str(lib)}, indent=1, sort_keys=True) + "\n")
     return Built(p, lib, objects, result)
 
 

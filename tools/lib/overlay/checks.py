@@ -17,13 +17,14 @@ import dataclasses
 import hashlib
 import json
 import re
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from .. import patchfile, ui
-from . import depkey
+from ..shell import Shell
+from ..stack import Stack
+from . import compile as cc, depkey, tus as tuset
 
 ALLOWED_INIT_REFS = {
     "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__cxa_atexit", "__dso_handle",
@@ -32,7 +33,8 @@ ALLOWED_INIT_REFS = {
 
 
 def _run(*argv: str) -> str:
-    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    """A binutils query's output (quiet: the checks print their verdict, not their commands)."""
+    return Shell(verbose=False).run(*argv, log=False).stdout
 
 
 def static_init_refs(obj: Path) -> dict[str, list[str]]:
@@ -98,6 +100,20 @@ class AbiChange:
     detail: str
 
 
+NO_HEADER_CHANGED = "no header changed"
+
+
+@dataclasses.dataclass(frozen=True)
+class AbiReport:
+    """What the header ABI check found: a line per header the stack changes (additive), or per entity
+    a header changes with how many users it has outside the overlay; none when no header changed."""
+
+    lines: tuple[str, ...] = ()
+
+    def as_json(self) -> str | list[str]:
+        return list(self.lines) if self.lines else NO_HEADER_CHANGED
+
+
 def parse_class_dump(text: str) -> dict[str, ClassLayout]:
     layouts: dict[str, ClassLayout] = {}
     vtables: dict[str, tuple[str, ...]] = {}
@@ -153,8 +169,8 @@ def class_layouts(
         probe = Path(tmp) / "probe.cpp"
         probe.write_text(f"#include <{header}>\n")
         dump, dfile = Path(tmp) / "probe.class", Path(tmp) / "probe.d"
-        proc = subprocess.run([*argv, f"-fdump-lang-class={dump}", "-MD", "-MF", str(dfile), str(probe)],
-                              capture_output=True, text=True)
+        proc = Shell(verbose=False).run(*argv, f"-fdump-lang-class={dump}", "-MD", "-MF", str(dfile), str(probe),
+                                        check=False, log=False)
         if proc.returncode != 0:
             raise ui.OperationFailed(f"ABI probe of {header} does not compile: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
         layouts = {n: l for n, l in parse_class_dump(dump.read_text()).items() if not n.startswith(_SYSTEM_NAMESPACES)}
@@ -280,3 +296,45 @@ def includers_of(tree: Path, header_include: str, sources: Iterable[str]) -> set
         if any(reaches_header(n, set()) for n in includes(p)):
             found.add(src)
     return found
+
+
+def check_header_abi(tree: Path, stack: Stack, layout: cc.Layout, selected: Sequence[tuset.TU], pin_dir: Path) -> AbiReport:
+    """Compare the pinned (``pin_dir``) and patched class layouts and inline code of every header the
+    stack changes; refuse a change that a library source outside the overlay (``selected``) uses."""
+    changed_headers = [p for p in stack.touched if p.endswith(".h") and header_include_name(p)]
+    if not changed_headers:
+        return AbiReport()
+    lib_sources = tuset.library_sources(tree)
+    overlay_sources = {t.path for t in selected}
+    problems = []
+    lines = []
+    inc_patched = layout.include_flags()
+    inc_pinned = [f"-I{pin_dir}", f"-I{pin_dir / 'aten/src'}"] + inc_patched
+    defines = list(cc.COMMON_FLAGS)
+    cache_dir, memo = layout.build / "abi-probes", {}
+    for header in changed_headers:
+        name = header_include_name(header)
+        assert name
+        changes = compare_layouts(
+            header,
+            class_layouts(name, inc_pinned, defines, cache_dir, memo),
+            class_layouts(name, inc_patched, defines, cache_dir, memo),
+        )
+        fds = [fd for pf in stack.patches for fd in pf.files if fd.path == header]
+        texts = {header: "\n".join(p.read_text() for p in stack.files)}
+        entities = [(c.entity, c.detail) for c in changes] + [
+            (e, "inline code rewritten") for e in changed_inline_entities(fds, texts)
+        ]
+        if not entities:
+            lines.append(f"{header}: additive (no class layout, vtable or inline body changed)")
+            continue
+        includers = includers_of(tree, name, lib_sources)
+        for entity, detail in entities:
+            users = users_outside(tree, entity, includers, overlay_sources)
+            lines.append(f"{header}: {entity}: {detail}; users outside the overlay: {len(users)}")
+            if users:
+                problems.append(f"{header} changes {entity} ({detail}), used by {users[0]} which is not in the overlay"
+                                + (f" (and {len(users) - 1} more)" if len(users) > 1 else ""))
+    if problems:
+        raise ui.UserError(problems[0] + "; make the header change additive or confined to overlay sources")
+    return AbiReport(tuple(lines))

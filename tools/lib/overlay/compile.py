@@ -21,14 +21,17 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .. import ui
+from ..shell import Shell
 from . import depkey
 from .tus import CPU, PYTHON, TU
+
+if TYPE_CHECKING:
+    import subprocess
 
 COMMON_FLAGS: tuple[str, ...] = (
     "-std=gnu++17", "-fPIC", "-g0", "-w", "-D_GLIBCXX_USE_CXX11_ABI=0", "-fabi-version=11",
@@ -61,7 +64,7 @@ class Toolchain:
         cxx = os.environ.get("CXX", "g++")
         if shutil.which(cxx) is None:
             raise ui.UserError(f"C++ compiler `{cxx}` not found; install g++ (apt-get install g++) or set CXX")
-        version = subprocess.run([cxx, "-dumpversion"], capture_output=True, text=True).stdout.strip()
+        version = Shell(verbose=False).run(cxx, "-dumpversion", check=False).stdout.strip()
         if version and int(version.split(".")[0]) < 9:
             raise ui.UserError(f"{cxx} {version} is too old; the overlay needs g++ >= 9")
         launcher = ("ccache",) if use_ccache and shutil.which("ccache") else ()
@@ -116,14 +119,30 @@ def tu_key(tc: Toolchain, layout: Layout, tu: TU, memo: dict[str, str]) -> str:
     return depkey.content_key(argv, [layout.source_path(tu)], depkey.read_deps(obj.with_suffix(".d")), memo)
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    return env
+# what the compiler and the linker run with: not a preload of the caller's (a profiler's, say)
+_CHILD_ENV = {"LD_PRELOAD": ""}
 
 
-def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> dict[str, object]:
-    """Compile what changed; returns a report {compiled: [...], reused: [...], seconds: {...}}."""
+@dataclasses.dataclass(frozen=True)
+class CompileResult:
+    compiled: tuple[str, ...]  # TUs compiled this time
+    reused: tuple[str, ...]  # TUs whose object was up to date
+    seconds: Mapping[str, float]  # compile time of each compiled TU
+
+    def as_json(self) -> dict[str, object]:
+        return {"compiled": list(self.compiled), "reused": list(self.reused), "seconds": dict(self.seconds)}
+
+
+def run_logged(argv: Sequence[str], log: Path) -> subprocess.CompletedProcess:
+    """Run a compile or link step quietly (the console shows progress, not command lines) and write its
+    command line and output to ``log``, where the error a failure names can be read in full."""
+    proc = Shell(verbose=False).run(*argv, env=_CHILD_ENV, check=False, log=False)
+    log.write_text("$ " + shlex.join(argv) + "\n" + proc.stdout + proc.stderr)
+    return proc
+
+
+def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> CompileResult:
+    """Compile what changed (each job's command line and output in ``<build>/logs``)."""
     layout.obj.mkdir(parents=True, exist_ok=True)
     layout.logs.mkdir(parents=True, exist_ok=True)
     keys_file = layout.build / "tu-keys.json"
@@ -152,10 +171,9 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
         tmp = obj.with_name(obj.name + ".tmp.o")
         argv = compile_argv(tc, layout, tu, tmp)
         start = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, env=_child_env())
-        elapsed = time.monotonic() - start
         log = layout.logs / (obj.name + ".log")
-        log.write_text("$ " + shlex.join(argv) + "\n" + proc.stdout + proc.stderr)
+        proc = run_logged(argv, log)
+        elapsed = time.monotonic() - start
         if proc.returncode != 0:
             return tu, elapsed, f"{tu.path}: compile failed (log {log}): " + _first_error(proc.stderr)
         os.replace(tmp, obj)
@@ -182,7 +200,7 @@ def compile_all(tc: Toolchain, layout: Layout, tus: Sequence[TU], jobs: int) -> 
     os.replace(tmp, keys_file)
     if failures:
         raise ui.OperationFailed(failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
-    return {"compiled": [t.path for t in todo], "reused": reused, "seconds": seconds}
+    return CompileResult(tuple(t.path for t in todo), tuple(reused), seconds)
 
 
 def _first_error(stderr: str) -> str:
@@ -204,8 +222,7 @@ def link(layout: Layout, objects: Sequence[Path], out: Path, python_libdir: str,
     if python_libdir:
         argv += [f"-L{python_libdir}"]
     argv += [f"-l{python_ldlib}"] if python_ldlib else []
-    proc = subprocess.run(argv, capture_output=True, text=True, env=_child_env())
-    (layout.logs / "link-check.log").write_text("$ " + shlex.join(argv) + "\n" + proc.stderr)
+    proc = run_logged(argv, layout.logs / "link-check.log")
     if proc.returncode != 0:
         missing = sorted(set(_UNDEF.findall(proc.stderr)))
         if not missing:
@@ -228,9 +245,8 @@ def link_library(layout: Layout, objects: Sequence[Path], out: Path, rpath: str)
         "g++", "-shared", "-o", str(tmp), *map(str, objects), f"-Wl,-soname,{LIB_NAME}", "-Wl,--no-as-needed",
         *libs, f"-Wl,-rpath,{rpath}",
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=_child_env())
     log = layout.logs / f"link-{out.name}.log"
-    log.write_text("$ " + shlex.join(argv) + "\n" + proc.stderr)
+    proc = run_logged(argv, log)
     if proc.returncode != 0:
         raise ui.OperationFailed(f"link failed: {_first_error(proc.stderr)} (log {log})")
     os.replace(tmp, out)

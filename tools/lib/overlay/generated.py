@@ -19,10 +19,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import subprocess
 from pathlib import Path
 
 from .. import ui
+from ..shell import Shell
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +114,7 @@ def render_shims(tree: Path) -> str:
 
 
 def build_id(lib: Path) -> str:
-    out = subprocess.run(["readelf", "-n", str(lib)], capture_output=True, text=True).stdout
+    out = Shell(verbose=False).run("readelf", "-n", str(lib), check=False, log=False).stdout
     m = re.search(r"Build ID:\s*([0-9a-f]+)", out)
     if not m:
         raise ui.UserError(f"{lib} has no GNU build-id; the overlay can only guard against a stock wheel with build-ids")

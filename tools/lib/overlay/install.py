@@ -26,7 +26,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .. import paths, stock_wheel, ui, wheel
+from .. import stock_wheel, ui, wheel
 from .venv import installed_torch_version, reinstall_torch, site_packages, venv_python
 from ..shell import Shell
 
@@ -98,8 +98,9 @@ def install(venv: Path, wheel_file: Path, state: Path, sh: Shell) -> dict:
     return record
 
 
-def uninstall(venv: Path, state: Path, python_version: str, sh: Shell) -> str | None:
-    """Stock torch back in the venv (the wheelhouse's stock wheel); returns the version it replaced, or None."""
+def uninstall(venv: Path, state: Path, python_version: str, cache: Path, sh: Shell) -> str | None:
+    """Stock torch back in the venv (the stock wheel in ``cache``'s wheelhouse); returns the version it
+    replaced, or None."""
     migrated = _migrate_legacy(venv, state)
     current = installed_torch_version(venv)
     if current is None or ("+fca." not in current and not migrated):
@@ -108,7 +109,7 @@ def uninstall(venv: Path, state: Path, python_version: str, sh: Shell) -> str | 
     if not migrated:
         _refuse_edits(venv, "`overlay clean` reinstalls stock torch")
     (state / RECORD_JSON).unlink(missing_ok=True)
-    stock = stock_wheel.ensure(paths.cache_dir(), python_version, str(venv_python(venv)), sh)
+    stock = stock_wheel.ensure(cache, python_version, str(venv_python(venv)), sh)
     reinstall_torch(venv, stock, sh)
     return current if "+fca." in current else "a copied-files overlay"
 

@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from .. import paths, stock_wheel, ui, wheel
+from .. import stock_wheel, ui, wheel
 from . import build as ob, torch_hook
 
 GENERATOR = "fca build_wheel"
@@ -103,17 +103,16 @@ def make(built: ob.Built, out_dir: Path, prune: bool = False) -> Made:
     lib.parent.mkdir(parents=True, exist_ok=True)
     with ui.step("link the wheel's library (runpath $ORIGIN)"):
         ob.relink(built, lib, "$ORIGIN")
-    stack_id = p.report["stack"]
     version = p.info.python_version
     tag = f"cp{version.replace('.', '')}"
-    stock = stock_wheel.ensure(paths.cache_dir(), version, str(p.venv / "bin" / "python"), p.sh)
-    name = wheel.WheelName("torch", version_of(stack_id), tag, tag, "linux_x86_64")
+    stock = stock_wheel.ensure(p.cache, version, str(p.venv / "bin" / "python"), p.sh)
+    name = wheel.WheelName("torch", version_of(p.stack_id), tag, tag, "linux_x86_64")
     stamp = {
         "version": name.version,
-        "stack": stack_id,
+        "stack": p.stack_id,
         "patches": [f.name for f in p.stack.files],
         "torch": p.info.version.split("+")[0],
-        "build_ids": p.stamp["build_ids"],
+        "build_ids": dict(p.stamp.build_ids),
     }
     files = wheel_files(built)
     init_rel = "torch/__init__.py"

@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -66,13 +64,20 @@ def real_python(venv: Path) -> Path:
     raise ui.UserError(f"{venv}/pyvenv.cfg points at {home}, which has no python; delete {venv} and retry")
 
 
+class InterpreterError(ui.UserError):
+    """An interpreter that does not run (or does not answer the probe)."""
+
+
 def interpreter_facts(python: str) -> dict:
     """``version`` (X.Y), ``include`` (headers dir) and ``libdir`` (where libpython is) of an interpreter,
-    from its own sysconfig; raises ``OSError``/``CalledProcessError`` when it cannot run."""
+    from its own sysconfig; raises :class:`InterpreterError` when it cannot run."""
     probe = ("import json, sys, sysconfig; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
              "'include': sysconfig.get_paths()['include'], 'libdir': sysconfig.get_config_var('LIBDIR') or ''}))")
-    out = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    try:
+        out = Shell(verbose=False).run(python, "-c", probe, log=False).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    except (ui.UserError, ValueError, IndexError) as err:  # a CommandError is a UserError
+        raise InterpreterError(f"cannot run {python} ({err})") from None
 
 
 def _fill(venv: Path, base: str, house: Path, sh: Shell, what: str, *install_args: str, download: Path) -> None:
@@ -189,8 +194,8 @@ def check_torch(venv: Path, sh: Shell, cache_in: Path | None = None) -> TorchInf
     )
     # Run the real interpreter with argv[0] = the venv's python (so the venv is used) and
     # without the overlay: this checks the stock torch even when the overlay is installed.
-    env = {**os.environ, "LD_PRELOAD": "", "PYTHONPATH": ""}
-    proc = subprocess.run([str(python), "-c", probe], executable=str(real_python(venv)), env=env, capture_output=True, text=True)
+    proc = sh.run(str(python), "-c", probe, executable=str(real_python(venv)), env={"LD_PRELOAD": "", "PYTHONPATH": ""},
+                  check=False, log=False)
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ui.UserError(f"`import torch` fails in {venv} ({tail}); delete the venv and rebuild, or pass --venv")
