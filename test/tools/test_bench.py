@@ -1,4 +1,5 @@
-"""tools/bench.py: the report's pieces that are not measurements (targets, the one-patch edit)."""
+"""tools/bench.py and tools/lib/bench/: the report's pieces that are not measurements (targets, the one-patch
+edit), the workers' protocol, the overlay built first, ``--resume``."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from conftest import HANG_TIMEOUT, run_tool
-from tools import bench
-from tools.lib import paths
+from tools.lib import paths, ui
+from tools.lib.bench import ca, core, memory, report, sizes, workloads
+from tools.lib.bench.stack import edit_one_patch
+from tools.lib.shell import Shell
+
+
+def _setup() -> core.Setup:
+    """What a benchmark run works in, as tools/bench.py makes it (the cache of $FCA_CACHE_DIR)."""
+    return core.Setup(paths.cache_dir(), Shell(verbose=False))
 
 
 def _samples(**cells):
@@ -35,7 +43,7 @@ def _rows(table: str) -> list[list[str]]:
 def test_targets_judge_capture_ratio_stride_recaptures_and_steady_state():
     samples = _samples(capture__seconds=(0.40, 0.30), recompiles__captures_stride=(1, 1),
                        instructions_steady__instructions=(3.0e6, 3.06e6))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
+    rows = _rows(report.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
     assert [(r[0].split(":")[0], r[2], r[3], r[4], r[5]) for r in rows] == [
         ("repeated CA capture", "0.4000", "0.3000", "0.75", "yes"),
         ("CA captures for stride/offset-only changes", "1", "1", "+0", "yes"),
@@ -46,7 +54,7 @@ def test_targets_judge_capture_ratio_stride_recaptures_and_steady_state():
 def test_targets_say_no_when_the_overlay_is_slower_or_recaptures_more():
     samples = _samples(capture__seconds=(0.40, 0.48), recompiles__captures_stride=(1, 2),
                        instructions_steady__instructions=(3.0e6, 3.3e6))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
+    rows = _rows(report.render_targets(samples, ["mlp"], ["capture", "recompiles", "instructions-steady"]))
     assert [r[5] for r in rows] == ["**no**", "**no**", "**no**"]
     assert rows[0][4] == "1.20" and rows[1][4] == "+1" and rows[2][4] == "1.100"
 
@@ -55,22 +63,22 @@ def test_a_steady_state_more_than_3_percent_below_stock_is_a_miss_too():
     """"Within 3% of stock" either way: the same aten graph runs on both sides, so a count far
     below stock's says the two sides did not do the same work."""
     samples = _samples(instructions_steady__instructions=(3.0e6, 2.88e6))
-    assert _rows(bench.render_targets(samples, ["mlp"], ["instructions-steady"]))[0][4:] == ["0.960", "**no**"]
+    assert _rows(report.render_targets(samples, ["mlp"], ["instructions-steady"]))[0][4:] == ["0.960", "**no**"]
 
 
 def test_the_steady_state_is_judged_by_its_instruction_count_and_its_time_is_a_metric(tmp_path):
     """Its paired-time median moved 0.03-0.04 between runs here, as much as the tolerance."""
     samples = _samples(steady__seconds=(0.010, 0.020), instructions_steady__instructions=(3.0e6, 3.0e6))
     modes = ["steady", "instructions-steady"]
-    assert [r[4:] for r in _rows(bench.render_targets(samples, ["mlp"], modes))] == [["1.000", "yes"]]
-    table = bench.render_ca_table(samples, ["mlp"], modes, 1, tmp_path)
+    assert [r[4:] for r in _rows(report.render_targets(samples, ["mlp"], modes))] == [["1.000", "yes"]]
+    table = ca.render_ca_table(samples, ["mlp"], modes, 1, tmp_path)
     assert "| mlp | steady-state backward (s) | 0.010 | 0.020 | 2.00 |" in table
     assert "| mlp | steady-state backward, aot_eager (instructions per backward, 40 counted) | 3.000M | 3.000M | 1.000 |" in table
 
 
 def test_a_workload_failing_on_stock_is_not_judged_not_counted_as_a_number():
     samples = _samples(capture__seconds=(None, 0.30))
-    row = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))[0]
+    row = _rows(report.render_targets(samples, ["mlp"], ["capture"]))[0]
     assert row[0].startswith("repeated CA capture")
     assert row[2] == "-" and row[3] == "0.3000"
     assert row[5] == "not judged: fails on stock (WrongGradients)"
@@ -79,7 +87,7 @@ def test_a_workload_failing_on_stock_is_not_judged_not_counted_as_a_number():
 def test_a_metric_no_worker_measured_is_left_out():
     # the instruction modes were asked for but never sampled: no rows for them
     samples = _samples(capture__seconds=(0.4, 0.3))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "instructions-capture", "instructions-aot_eager"]))
+    rows = _rows(report.render_targets(samples, ["mlp"], ["capture", "instructions-capture", "instructions-aot_eager"]))
     assert [r[0].split(":")[0] for r in rows] == ["repeated CA capture"]
 
 
@@ -88,12 +96,12 @@ def test_one_shot_regions_are_judged_by_their_instruction_counts_not_their_times
     that spread 10-40%, so the target reads the instruction count of the same region."""
     samples = _samples(first_aot_eager__seconds=(0.50, 0.60), instructions_aot_eager__instructions=(1.2e9, 1.08e9),
                        instructions_capture__instructions=(1.0e8, 1.1e8))
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["first-aot_eager", "instructions-capture", "instructions-aot_eager"]))
+    rows = _rows(report.render_targets(samples, ["mlp"], ["first-aot_eager", "instructions-capture", "instructions-aot_eager"]))
     assert [(r[0].split(":")[0], r[2], r[3], r[4], r[5]) for r in rows] == [
         ("first CA capture in a fresh process, instructions", "100.0M", "110.0M", "1.100", "**no**"),
         ("first backward (capture + compile), aot_eager, instructions", "1200.0M", "1080.0M", "0.900", "yes"),
     ]
-    table = bench.render_ca_table(samples, ["mlp"], ["first-aot_eager", "instructions-aot_eager"], 1, tmp_path)
+    table = ca.render_ca_table(samples, ["mlp"], ["first-aot_eager", "instructions-aot_eager"], 1, tmp_path)
     assert "| mlp | first backward, aot_eager (s) | 0.500 | 0.600 | 1.20 |" in table
     assert "| mlp | first backward, aot_eager (instructions) | 1200.0M | 1080.0M | 0.900 |" in table
 
@@ -102,7 +110,7 @@ def test_one_patch_edit_changes_one_added_line_of_the_last_patch(tmp_path):
     stack = shutil.copytree(paths.DEFAULT_STACK_DIR, tmp_path / "stack")
     series = (stack / "series").read_text().split()
     before = {p: (stack / p).read_text() for p in series}
-    bench._edit_one_patch(stack)
+    edit_one_patch(stack)
     changed = [p for p in series if (stack / p).read_text() != before[p]]
     assert changed == [series[-1]]
     old, new = before[series[-1]].split("\n"), (stack / series[-1]).read_text().split("\n")
@@ -115,12 +123,35 @@ def test_the_edited_stack_applies_and_only_the_last_patch_is_reapplied(pin_clone
     repo = pin_clone()
     stack = shutil.copytree(paths.DEFAULT_STACK_DIR, tmp_path / "stack")
     assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "-q").returncode == 0
-    bench._edit_one_patch(stack)
+    edit_one_patch(stack)
     res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
     assert res.returncode == 0, res.stderr
     assert "applied 1 patch(es)" in res.stdout
     log = subprocess.run(["git", "log", "-1", "-p"], cwd=repo, capture_output=True, text=True).stdout
     assert "(bench edit)" in log
+
+
+def _worker_module(name: str):
+    """A worker script of tools/workers/ imported by path (it imports torch only when it runs)."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(core.WORKERS))  # a worker imports its neighbours by name
+    try:
+        spec = importlib.util.spec_from_file_location(f"fca_worker_{name}", core.WORKERS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(core.WORKERS))
+
+
+def test_the_names_the_tooling_offers_are_the_workers_own():
+    """The tooling does not import the workers (they run inside a torch venv): its copies of their
+    workload and program names must be theirs."""
+    workers = _worker_module("bench_workloads")
+    assert workloads.WORKLOADS == tuple(workers.WORKLOADS) and workloads.SEQ_WORKLOADS == workers.SEQ_WORKLOADS
+    assert memory.PROGRAMS == _worker_module("bench_memory").PROGRAMS
 
 
 def test_report_help_names_its_parts():
@@ -133,7 +164,7 @@ def test_report_help_names_its_parts():
 def test_paired_samples_are_judged_by_the_median_of_their_per_pair_ratios():
     samples = _samples(capture__seconds=(0.40, 0.30))  # the ratio of the medians would be 0.75
     samples[("mlp", "capture", "pairs")] = [{"seconds": r} for r in (1.10, 1.02, 0.98, 1.04, 1.20)]
-    row = _rows(bench.render_targets(samples, ["mlp"], ["capture"]))[0]
+    row = _rows(report.render_targets(samples, ["mlp"], ["capture"]))[0]
     assert row[4].startswith("1.04 (5 pairs, IQR")
     assert row[5] == "**no**"
 
@@ -141,7 +172,7 @@ def test_paired_samples_are_judged_by_the_median_of_their_per_pair_ratios():
 def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, stock_python, tmp_path):
     """The real protocol: two --serve workers, set up one after the other, then one sample each per pair."""
     envs = {k: {"TORCH_EXTENSIONS_DIR": str(tmp_path / k)} for k in ("stock", "overlay")}
-    summaries, ratios = bench._paired_sample("mlp", "capture", 3, "overlay", envs)
+    summaries, ratios = ca.paired_sample(_setup(), "mlp", "capture", 3, "overlay", envs)
     assert set(summaries) == {"stock", "overlay"}
     for summary in summaries.values():
         assert len(summary["samples"]) == 3 and summary["captures"] == 1
@@ -151,14 +182,14 @@ def test_paired_workers_sample_stock_and_overlay_in_turns(overlay, stock_python,
 
 def test_a_worker_failing_at_setup_is_reported_and_the_other_is_not_paired(overlay, stock_python, tmp_path):
     envs = {k: {} for k in ("stock", "overlay")}
-    summaries, ratios = bench._paired_sample("twotensor", "capture", 2, "stock", envs)
+    summaries, ratios = ca.paired_sample(_setup(), "twotensor", "capture", 2, "stock", envs)
     assert ratios == []
     assert list(summaries) == ["stock"] and summaries["stock"]["error"]
 
 
 def test_the_ca_table_comes_with_a_png_plot_of_stock_and_overlay(tmp_path):
     samples = _samples(capture__seconds=(0.40, 0.30), steady__seconds=(0.010, 0.0102))
-    table = bench.render_ca_table(samples, ["mlp"], ["capture", "steady"], 2, tmp_path)
+    table = ca.render_ca_table(samples, ["mlp"], ["capture", "steady"], 2, tmp_path)
     assert "| mlp | CA capture, repeated (s) | 0.400 | 0.300 | 0.75 |" in table
     assert (tmp_path / "ca.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
@@ -168,8 +199,8 @@ def test_the_overlay_worker_builds_its_extensions_where_the_overlay_venv_keeps_t
     worker leaves TORCH_EXTENSIONS_DIR to `overlay.py run` (a dir per stack, test_overlay.py); the
     stock worker keeps its own."""
     monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
-    assert "TORCH_EXTENSIONS_DIR" not in bench._worker_env("overlay", 0, tmp_path)
-    stock = bench._worker_env("stock", 0, tmp_path)["TORCH_EXTENSIONS_DIR"]
+    assert "TORCH_EXTENSIONS_DIR" not in workloads.worker_env(_setup(), "overlay", 0, tmp_path)
+    stock = workloads.worker_env(_setup(), "stock", 0, tmp_path)["TORCH_EXTENSIONS_DIR"]
     assert Path(stock).parts[-3:] == ("bench", "stock", "extensions")
 
 
@@ -178,10 +209,10 @@ def test_a_first_backward_that_computes_wrong_gradients_is_an_error_not_a_time(o
     (CopySlices; its compiled graph loses the in-place copy), so its first-backward time is not a
     baseline; the overlay's first backward is checked against eager the same way and passes."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    stock = bench._ca_sample("stock", "copyslices", "first-aot_eager", env)
+    stock = workloads.ca_sample(_setup(), "stock", "copyslices", "first-aot_eager", env)
     assert stock.get("error", "").startswith("WrongGradients: the first backward's gradients differ from eager"), stock
     assert "seconds" not in stock
-    ov = bench._ca_sample("overlay", "copyslices", "first-aot_eager", env)
+    ov = workloads.ca_sample(_setup(), "overlay", "copyslices", "first-aot_eager", env)
     assert "error" not in ov and ov["seconds"] > 0, ov
 
 
@@ -207,7 +238,7 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
     stock traces the Function inline, so there is nothing to check."""
     script = tmp_path / "check.py"
     script.write_text(CAPTURE_MLP_THEN_CHECK_AS_CPP_FUNCTION)
-    lib = str(paths.REPO_ROOT / "tools" / "lib")
+    lib = str(paths.TOOLS_DIR / "workers")
     ov = subprocess.run([str(paths.cache_dir() / "overlay" / "venv" / "bin" / "python"), str(script), lib],
                         capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert ov.stdout.startswith("stale: the C++ Function was traced inline"), ov.stdout + ov.stderr[-2000:]
@@ -217,22 +248,33 @@ def test_a_capture_without_an_opaque_cpp_node_op_is_refused_as_a_stale_extension
 
 
 def test_the_benchmark_applies_the_stack_and_builds_the_overlay_when_it_is_not_up_to_date(monkeypatch, tmp_path):
-    """From a fresh clone `report` needs no other command: a stale or missing overlay is built first
-    (the real build is the `overlay` fixture's; here only the order and the error are checked)."""
+    """From a fresh clone `report` needs no other command: a stale or missing overlay is built first, by
+    the library calls `apply_patches.py` and `overlay.py build` make (the real build is the `overlay`
+    fixture's; here only the order and the error are checked)."""
+    from tools.lib import apply, pinned_source
+    from tools.lib.overlay import build as ob
+
     ran = []
-    monkeypatch.setenv("FCA_CACHE_DIR", str(tmp_path))  # a cache dir with no overlay built in it
-    monkeypatch.setattr(bench.subprocess, "call", lambda argv, **kw: ran.append(argv[1:]) or (1 if argv[-1] == "build" else 0))
-    try:
-        bench._ensure_overlay()
-    except bench.ui.UserError as err:
-        message = str(err)
-    assert [Path(a[0]).name for a in ran] == ["apply_patches.py", "overlay.py"] and ran[1][1:] == ["build"]
-    assert message.startswith("`python tools/overlay.py build` failed (exit 1)")
+    monkeypatch.setattr(pinned_source, "ensure_pinned_source", lambda cache, sh: ran.append(("pin", cache)) or tmp_path / "src")
+    monkeypatch.setattr(apply, "apply_stack", lambda tree, stack, sh: ran.append(("apply", tree)) or "applied")
+
+    def build(opts):
+        ran.append(("build", opts.torch_src, opts.overlay_dir))
+        raise ui.OperationFailed("the link failed")
+
+    monkeypatch.setattr(ob, "build", build)
+    setup = core.Setup(tmp_path / "cache", Shell(verbose=False))  # a cache dir with no overlay built in it
+    with pytest.raises(ui.OperationFailed, match="the link failed"):
+        core.ensure_overlay(setup)
+    assert ran == [("pin", tmp_path / "cache"), ("apply", tmp_path / "src"),
+                   ("build", tmp_path / "src", tmp_path / "cache" / "overlay")]
 
 
 def test_an_up_to_date_overlay_is_used_as_it_is(overlay, monkeypatch):
-    monkeypatch.setattr(bench.subprocess, "call", lambda *a, **kw: pytest.fail("nothing to build"))
-    bench._ensure_overlay()
+    from tools.lib.overlay import build as ob
+
+    monkeypatch.setattr(ob, "build", lambda *a, **kw: pytest.fail("nothing to build"))
+    core.ensure_overlay(_setup())
 
 
 def _worker_result(argv: list[str], env: dict[str, str]) -> dict:
@@ -249,7 +291,7 @@ def test_the_overlay_venvs_own_python_runs_the_stacks_cpp_as_valgrind_starts_it(
 
     python = venv_python(paths.cache_dir() / "overlay" / "venv")
     assert python.is_symlink()
-    argv = [str(python), str(paths.REPO_ROOT / "tools" / "lib" / "bench_workloads.py"), "mlp", "capture"]
+    argv = [str(python), str(workloads.WORKER), "mlp", "capture"]
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     result = _worker_result(argv, env)
     assert result["patched_cxx"] is True and "seconds" in result
@@ -261,23 +303,23 @@ def test_an_overlay_count_taken_on_stock_cpp_is_an_error_not_a_number(tmp_path):
     """Were the library not in effect, the count would be stock C++ under the overlay's name."""
     (tmp_path / "callgrind.out.1").write_text("totals: 1000\n")
     worker = {"workload": "mlp", "seconds": 9.0, "patched_cxx": False}
-    assert bench._instructions_result("overlay", worker, tmp_path / "callgrind.out")["error"].startswith("OverlayNotLoaded")
-    assert bench._instructions_result("stock", worker, tmp_path / "callgrind.out") == {"instructions": 1000}
-    assert bench._instructions_result("overlay", {**worker, "patched_cxx": True}, tmp_path / "callgrind.out") == {"instructions": 1000}
-    assert bench._instructions_result("stock", {"error": "WrongGradients: x"}, tmp_path / "callgrind.out") == {"error": "WrongGradients: x"}
+    assert workloads.instructions_result("overlay", worker, tmp_path / "callgrind.out")["error"].startswith("OverlayNotLoaded")
+    assert workloads.instructions_result("stock", worker, tmp_path / "callgrind.out") == {"instructions": 1000}
+    assert workloads.instructions_result("overlay", {**worker, "patched_cxx": True}, tmp_path / "callgrind.out") == {"instructions": 1000}
+    assert workloads.instructions_result("stock", {"error": "WrongGradients: x"}, tmp_path / "callgrind.out") == {"error": "WrongGradients: x"}
 
 
 def test_a_count_of_several_regions_is_given_per_region(tmp_path):
     (tmp_path / "callgrind.out.1").write_text("totals: 1000\n")
     worker = {"workload": "mlp", "seconds": 0.01, "patched_cxx": True, "regions": 40}
-    assert bench._instructions_result("overlay", worker, tmp_path / "callgrind.out") == {"instructions": 25}
+    assert workloads.instructions_result("overlay", worker, tmp_path / "callgrind.out") == {"instructions": 25}
 
 
 def test_workers_under_callgrind_run_kernels_on_one_thread(tmp_path):
     """Valgrind runs threads one at a time, and OpenMP workers spinning there count
     instructions that depend on scheduling: counts taken with the machine's threads
     compared the same Inductor graph at 1.13. The caller's own variables stay."""
-    env = bench._callgrind_env({"OMP_NUM_THREADS": "8", "TORCH_EXTENSIONS_DIR": "x"}, tmp_path)
+    env = workloads.callgrind_env(Shell(verbose=False), {"OMP_NUM_THREADS": "8", "TORCH_EXTENSIONS_DIR": "x"}, tmp_path)
     assert env["OMP_NUM_THREADS"] == "1"
     assert env["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
     assert env["TORCH_EXTENSIONS_DIR"] == "x"
@@ -287,7 +329,7 @@ def test_workers_under_callgrind_run_kernels_on_one_thread(tmp_path):
 def test_instruction_samples_count_the_first_capture_in_each_venv(overlay, stock_python, tmp_path):
     """The real thing, under valgrind: one count per venv for the region the capture mode times."""
     for kind in ("stock", "overlay"):
-        got = bench._instructions_sample(kind, "mlp", "instructions-capture", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
+        got = workloads.instructions_sample(_setup(), kind, "mlp", "instructions-capture", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
         assert set(got) == {"instructions"}, got
         assert 10**6 < got["instructions"] < 10**10, got
 
@@ -297,7 +339,7 @@ def test_instruction_samples_count_the_steady_state_backwards_and_not_their_warm
     below the warm-up's capture and compile (about 10^9): a region left running over it, or
     a total not divided by 40, would be out of these bounds."""
     for kind in ("stock", "overlay"):
-        got = bench._instructions_sample(kind, "mlp", "instructions-steady", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
+        got = workloads.instructions_sample(_setup(), kind, "mlp", "instructions-steady", {"TORCH_EXTENSIONS_DIR": str(tmp_path / kind)}, tmp_path)
         assert set(got) == {"instructions"}, got
         assert 10**5 < got["instructions"] < 2 * 10**7, got
 
@@ -307,8 +349,8 @@ def test_a_new_batch_size_recaptures_on_stock_and_the_stack_but_not_with_the_dyn
     capture by default) take 2 captures and 3 compiles over the batch sweep, the stack with its
     opt-in dynamic first capture 1 and 2, and 1 and 1 with its graph's inputs dynamic too."""
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    got = {side: bench._ca_sample(kind, "mlp", "sizes", {**env, **side_env})
-           for side, (kind, side_env) in bench.SIZES_SIDES.items()}
+    got = {side: workloads.ca_sample(_setup(), kind, "mlp", "sizes", {**env, **side_env})
+           for side, (kind, side_env) in sizes.SIZES_SIDES.items()}
     counts = {side: (r.get("captures_batch"), r.get("compiles_batch"), r.get("error")) for side, r in got.items()}
     assert counts == {"stock": (2, 3, None), "stack": (2, 3, None), "stack, dynamic first capture": (1, 2, None),
                       "stack, dynamic graph inputs": (1, 1, None)}
@@ -327,7 +369,7 @@ def test_with_torch_compile_dynamic_the_dynamic_first_capture_captures_once_over
             "stack, dynamic first capture": ("overlay", {"FCA_BENCH_CA_DYNAMIC": "1"})}
     counts = {(side, w): (r.get("captures_batch"), r.get("compiles_batch"), r.get("error"))
               for side, (kind, way_env) in ways.items() for w in ("mlp", "compiled_forward")
-              for r in [bench._ca_sample(kind, w, "sizes", {**env, **way_env})]}
+              for r in [workloads.ca_sample(_setup(), kind, w, "sizes", {**env, **way_env})]}
     assert counts == {("stock", "mlp"): (2, 2, None), ("stock", "compiled_forward"): (2, 3, None),
                       ("stack", "mlp"): (2, 2, None), ("stack", "compiled_forward"): (2, 3, None),
                       ("stack, dynamic first capture", "mlp"): (1, 2, None),
@@ -335,7 +377,7 @@ def test_with_torch_compile_dynamic_the_dynamic_first_capture_captures_once_over
 
 
 def test_the_static_and_dynamic_steady_workers_are_sampled_in_pairs(overlay, tmp_path):
-    ratios = bench._paired_static_dynamic("mlp", "aot_eager", 3, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
+    ratios = sizes.paired_static_dynamic(_setup(), "mlp", "aot_eager", 3, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
     assert len(ratios) == 3 and all(r > 0 for r in ratios)
 
 
@@ -343,7 +385,7 @@ def _with_peer(samples, **cells):
     # cells: mode__key=value for the peer (stock 2.7), as _samples writes stock and overlay
     for name, value in cells.items():
         mode, key = name.split("__")
-        samples[("mlp", mode.replace("_", "-", 1), bench.PEER)] = [{key: value}, {key: value}]
+        samples[("mlp", mode.replace("_", "-", 1), core.PEER)] = [{key: value}, {key: value}]
     return samples
 
 
@@ -352,8 +394,8 @@ def test_the_peer_judges_the_capture_and_reports_the_first_backward():
                                   instructions_aot_eager__instructions=(1.2e9, 1.0e9)),
                          capture__seconds=0.25, instructions_capture__instructions=1.2e8,
                          instructions_aot_eager__instructions=0.8e9)
-    samples[("mlp", "capture", bench.pairs_key(bench.PEER))] = [{"seconds": r} for r in (1.18, 1.20, 1.22)]
-    rows = _rows(bench.render_targets(samples, ["mlp"], ["capture", "instructions-capture", "instructions-aot_eager"]))
+    samples[("mlp", "capture", ca.pairs_key(core.PEER))] = [{"seconds": r} for r in (1.18, 1.20, 1.22)]
+    rows = _rows(report.render_targets(samples, ["mlp"], ["capture", "instructions-capture", "instructions-aot_eager"]))
     peer_rows = [(r[0].split(":")[0], r[2], r[3], r[4].split(" ")[0], r[5]) for r in rows if "/2.7" in r[0]]
     assert peer_rows == [
         ("repeated CA capture", "0.2500", "0.3000", "1.20", "**no**"),  # the median of the pairs, not of the times
@@ -365,15 +407,15 @@ def test_the_peer_judges_the_capture_and_reports_the_first_backward():
 
 def test_without_the_peer_there_are_no_peer_targets_and_its_columns_are_empty(tmp_path):
     samples = _samples(capture__seconds=(0.40, 0.30))
-    assert not [r for r in _rows(bench.render_targets(samples, ["mlp"], ["capture"])) if "2.7" in r[0]]
-    table = bench.render_ca_table(samples, ["mlp"], ["capture"], 1, tmp_path)
+    assert not [r for r in _rows(report.render_targets(samples, ["mlp"], ["capture"])) if "2.7" in r[0]]
+    table = ca.render_ca_table(samples, ["mlp"], ["capture"], 1, tmp_path)
     assert "| mlp | CA capture, repeated (s) | 0.400 | 0.300 | 0.75 | - | - |" in table
 
 
 def test_the_ca_table_gives_the_peers_median_and_the_overlay_over_it(tmp_path):
     samples = _with_peer(_samples(instructions_capture__instructions=(2.0e8, 1.0e8)),
                          instructions_capture__instructions=1.25e8)
-    table = bench.render_ca_table(samples, ["mlp"], ["instructions-capture"], 1, tmp_path)
+    table = ca.render_ca_table(samples, ["mlp"], ["instructions-capture"], 1, tmp_path)
     assert "| 200.0M | 100.0M | 0.500 | 125.0M | 0.800 |" in table
     assert "2.7 median | overlay/2.7" in table.splitlines()[0]
 
@@ -381,14 +423,14 @@ def test_the_ca_table_gives_the_peers_median_and_the_overlay_over_it(tmp_path):
 def test_checkpointing_keeps_eager_s_bytes_to_the_backward_and_recomputes_once_per_backward(overlay, stock_python):
     """Non-reentrant checkpointing under compiled autograd: the forward keeps what eager keeps; stock
     2.6 recomputes each block once per saved tensor (P9), so its backward peaks far above the stack's."""
-    stack, stock = bench.memory_sample("overlay", "checkpoint"), bench.memory_sample("stock", "checkpoint")
+    stack, stock = memory.memory_sample(_setup(), "overlay", "checkpoint"), memory.memory_sample(_setup(), "stock", "checkpoint")
     assert stack["grads_equal_eager"] and stock["grads_equal_eager"], (stack, stock)
     assert stack["ca_alive_after_forward"] == stack["eager_alive_after_forward"]
     assert stack["ca_backward_peak"] < stock["ca_backward_peak"] / 2, (stack, stock)
 
 
 def test_selective_checkpointing_gives_eager_s_grads_and_peak_under_compiled_autograd(overlay, stock_python):
-    stack, stock = bench.memory_sample("overlay", "selective"), bench.memory_sample("stock", "selective")
+    stack, stock = memory.memory_sample(_setup(), "overlay", "selective"), memory.memory_sample(_setup(), "stock", "selective")
     assert stack["grads_equal_eager"], stack
     assert stack["ca_backward_peak"] <= 1.10 * stack["eager_backward_peak"], stack
     assert stock["error"].startswith("RuntimeError: Trying to backward an extra time"), stock
@@ -399,7 +441,7 @@ def test_hooked_and_plain_saved_tensors_in_one_backward_peak_at_eager_s_bytes(ov
     saved Tensors' unpacks, and each plain activation is freed after its last use as in eager, so
     the steady backward peaks no higher than eager's."""
     for program in ("checkpoint_then_plain", "plain_then_checkpoint"):
-        r = bench.memory_sample("overlay", program)
+        r = memory.memory_sample(_setup(), "overlay", program)
         assert r["grads_equal_eager"], r
         assert r["ca_backward_peak"] <= 1.02 * r["eager_backward_peak"], r
 
@@ -421,26 +463,26 @@ def _scripted_ca(monkeypatch, stack: str = "stack-a", stop_after: int | None = N
             raise _Stopped
         calls.append(call)
 
-    def instructions(kind, w, mode, env, out_dir):
+    def instructions(setup, kind, w, mode, env, out_dir):
         record(w, mode, kind, env["TORCHINDUCTOR_CACHE_DIR"])
         return {"instructions": 1e6}
 
-    def one(kind, w, mode, env):
+    def one(setup, kind, w, mode, env):
         record(w, mode, kind, env["TORCHINDUCTOR_CACHE_DIR"])
         return {"seconds": 0.5}
 
-    def paired(w, mode, pairs, first, envs, base):
+    def paired(setup, w, mode, pairs, first, envs, base):
         record(w, mode, first, base)
         return {"overlay": {"seconds": 0.4}, base: {"seconds": 0.5}}, [0.8] * pairs
 
     monkeypatch.setattr(venv, "ensure_venv", lambda *a, **kw: None)
     monkeypatch.setattr(callgrind, "ensure_ctl_lib", lambda *a: None)
     monkeypatch.setattr(callgrind, "ensure_cxx_wrapper", lambda *a: None)
-    monkeypatch.setattr(bench, "_ensure_overlay", lambda: None)
-    monkeypatch.setattr(bench, "_overlay_stack_id", lambda: stack)
-    monkeypatch.setattr(bench, "_instructions_sample", instructions)
-    monkeypatch.setattr(bench, "_ca_sample", one)
-    monkeypatch.setattr(bench, "_paired_sample", paired)
+    monkeypatch.setattr(ca, "ensure_overlay", lambda setup: None)
+    monkeypatch.setattr(ca, "overlay_stack_id", lambda setup: stack)
+    monkeypatch.setattr(ca, "instructions_sample", instructions)
+    monkeypatch.setattr(ca, "ca_sample", one)
+    monkeypatch.setattr(ca, "paired_sample", paired)
     return calls
 
 
@@ -450,12 +492,12 @@ _RESUME_RUN = dict(reps=2, workloads=["mlp", "transformer"], modes=["instruction
 
 def test_a_resumed_ca_run_runs_only_the_steps_the_stopped_run_had_not_finished(monkeypatch, tmp_path):
     whole = _scripted_ca(monkeypatch)
-    expected = bench.bench_ca(out_dir=tmp_path / "whole", **_RESUME_RUN)
+    expected = ca.bench_ca(_setup(), out_dir=tmp_path / "whole", **_RESUME_RUN)
     stopped = _scripted_ca(monkeypatch, stop_after=10)
     with pytest.raises(_Stopped):
-        bench.bench_ca(out_dir=tmp_path / "out", **_RESUME_RUN)
+        ca.bench_ca(_setup(), out_dir=tmp_path / "out", **_RESUME_RUN)
     rest = _scripted_ca(monkeypatch)
-    samples = bench.bench_ca(out_dir=tmp_path / "out", resume=True, **_RESUME_RUN)
+    samples = ca.bench_ca(_setup(), out_dir=tmp_path / "out", resume=True, **_RESUME_RUN)
     assert samples == expected
     # 6 counts and 2 paired steps done; the timed step it stopped in (3 venvs, 2 sampled) is redone whole
     assert [c[:3] for c in stopped[8:]] == [("mlp", "first-aot_eager", "stock"), ("mlp", "first-aot_eager", "overlay")]
@@ -465,18 +507,18 @@ def test_a_resumed_ca_run_runs_only_the_steps_the_stopped_run_had_not_finished(m
 
 def test_without_resume_a_ca_run_starts_over_in_the_same_dir(monkeypatch, tmp_path):
     _scripted_ca(monkeypatch)
-    first = bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    first = ca.bench_ca(_setup(), out_dir=tmp_path, **_RESUME_RUN)
     again = _scripted_ca(monkeypatch)
-    assert bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN) == first
+    assert ca.bench_ca(_setup(), out_dir=tmp_path, **_RESUME_RUN) == first
     assert len(again) == 6 + 2 * 2 * (2 + 3)  # counts; per rep and workload two paired steps and three timed samples
 
 
 def test_a_resumed_run_gives_inductor_cache_dirs_of_its_own(monkeypatch, tmp_path):
     _scripted_ca(monkeypatch, stop_after=10)
     with pytest.raises(_Stopped):
-        bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+        ca.bench_ca(_setup(), out_dir=tmp_path, **_RESUME_RUN)
     rest = _scripted_ca(monkeypatch)
-    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    ca.bench_ca(_setup(), out_dir=tmp_path, resume=True, **_RESUME_RUN)
     timed = [Path(c[3]).name for c in rest if c[1] == "first-aot_eager"]
     assert timed[:3] == ["stock-0-run1", "overlay-0-run1", "torch27-0-run1"]
 
@@ -484,25 +526,25 @@ def test_a_resumed_run_gives_inductor_cache_dirs_of_its_own(monkeypatch, tmp_pat
 def test_resume_refuses_the_samples_of_another_stack(monkeypatch, tmp_path):
     _scripted_ca(monkeypatch, stack="stack-a", stop_after=8)  # in a timed step: every count recorded
     with pytest.raises(_Stopped):
-        bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+        ca.bench_ca(_setup(), out_dir=tmp_path, **_RESUME_RUN)
     _scripted_ca(monkeypatch, stack="stack-b")
-    with pytest.raises(bench.ui.UserError, match="holds samples of the stack stack-a, the overlay is stack-b"):
-        bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    with pytest.raises(ui.UserError, match="holds samples of the stack stack-a, the overlay is stack-b"):
+        ca.bench_ca(_setup(), out_dir=tmp_path, resume=True, **_RESUME_RUN)
 
 
 def test_resume_keeps_the_instruction_counts_of_a_finished_run_that_wrote_no_steps_file(monkeypatch, tmp_path):
     _scripted_ca(monkeypatch)
-    bench.bench_ca(out_dir=tmp_path, **{**_RESUME_RUN, "modes": ["instructions-capture"]})
+    ca.bench_ca(_setup(), out_dir=tmp_path, **{**_RESUME_RUN, "modes": ["instructions-capture"]})
     (tmp_path / "steps.json").unlink()
     rest = _scripted_ca(monkeypatch)
-    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    ca.bench_ca(_setup(), out_dir=tmp_path, resume=True, **_RESUME_RUN)
     assert not [c for c in rest if c[1].startswith("instructions-")]
 
 
 def test_the_report_gives_the_command_that_made_it_with_its_defaults_left_out():
-    modes = [m for m in bench.CA_MODES if m != "instructions-inductor"]
-    assert bench._report_command(3, bench.CA_MODES, 3, 1, False) == "python tools/bench.py report --reps 3"
-    assert bench._report_command(2, modes, 3, 1, True) == (
+    modes = [m for m in ca.CA_MODES if m != "instructions-inductor"]
+    assert report.report_command(3, ca.CA_MODES, 3, 1, False) == "python tools/bench.py report --reps 3"
+    assert report.report_command(2, modes, 3, 1, True) == (
         "python tools/bench.py report --reps 2 --modes " + " ".join(modes) + " --resume")
 
 
@@ -510,10 +552,10 @@ def test_a_new_ca_run_drops_the_inductor_caches_an_earlier_run_left_and_a_resume
     left = tmp_path / "inductor" / "stock-0" / "fxgraph"
     left.mkdir(parents=True)
     resumed = _scripted_ca(monkeypatch)
-    bench.bench_ca(out_dir=tmp_path, resume=True, **_RESUME_RUN)
+    ca.bench_ca(_setup(), out_dir=tmp_path, resume=True, **_RESUME_RUN)
     assert left.exists()  # not used: the resumed run's dirs are its own, with or without steps.json
     assert {Path(c[3]).name for c in resumed if c[1] == "first-aot_eager"} == {
         f"{kind}-{rep}-run0" for kind in ("stock", "overlay", "torch27") for rep in (0, 1)}
     _scripted_ca(monkeypatch)
-    bench.bench_ca(out_dir=tmp_path, **_RESUME_RUN)
+    ca.bench_ca(_setup(), out_dir=tmp_path, **_RESUME_RUN)
     assert not left.exists()

@@ -1,4 +1,4 @@
-"""tools/bench.py models (tools/lib/bench_models.py): the harness command, its CSV, the report's verdicts."""
+"""tools/bench.py models (tools/lib/bench/models.py): the harness command, its CSV, the report's verdicts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import HANG_TIMEOUT, REPO_ROOT, run_tool
-from tools.lib import bench_models as bm
+from tools.lib.bench import models as bm
+from tools.lib.shell import Shell
 from tools.lib.ui import UserError
 
 CSV = (
@@ -353,11 +354,11 @@ def test_packages_installed_from_the_same_pins_in_another_checkout_are_not_insta
     pip.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != --target ]; do shift; done; mkdir -p "$2"\n')
     pip.chmod(0o755)
     target = tmp_path / "site"
-    bm.pip_target(pip, target, ["-r", str(first)], "the packages")
-    bm.pip_target(pip, target, ["-r", str(second)], "the packages")
+    bm.pip_target(pip, target, ["-r", str(first)], "the packages", Shell(verbose=False))
+    bm.pip_target(pip, target, ["-r", str(second)], "the packages", Shell(verbose=False))
     assert len(calls.read_text().splitlines()) == 1
     second.write_text("timm==1.0.16\n")
-    bm.pip_target(pip, target, ["-r", str(second)], "the packages")
+    bm.pip_target(pip, target, ["-r", str(second)], "the packages", Shell(verbose=False))
     assert len(calls.read_text().splitlines()) == 2
 
 
@@ -369,7 +370,8 @@ def test_transformers_programs_give_eager_grads_on_the_stack(overlay):
     from tools.lib import paths
 
     venv = paths.cache_dir() / "overlay" / "venv"
-    pythonpath = bm.ensure_packages(paths.cache_dir(), bm.Side("stack", venv / "bin" / "python", "2.6"))
+    pythonpath = bm.ensure_packages(paths.cache_dir(), bm.Side("stack", venv / "bin" / "python", "2.6"),
+                                    Shell(verbose=False))
     lines = program_verdicts(venv, "transformers_programs.py", 10, env=clean_env(PYTHONPATH=pythonpath))
     # the first backward captures, the second (a new length, grads to accumulate into) once more
     assert set(lines.values()) == {"ok captures=2"}, lines

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from conftest import HANG_TIMEOUT, REPO_ROOT, WHERE_DEFINED, run_tool
-from tools.lib import bench_models, paths, stock_wheel, wheel
+from tools.lib import paths, stock_wheel, wheel
+from tools.lib.bench import models as bench_models
 from tools.lib.overlay import torch_hook
 from tools.lib.overlay.venv import share_cuda_libraries
+from tools.lib.shell import Shell
 
 HOUSE = paths.wheelhouse(paths.cache_dir())
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -367,7 +369,7 @@ def test_torchvision_programs_give_eager_grads_on_the_wheel(wheel_venv):
     # with what it needs that the wheel does not, at the pins the repo already has
     needs = [pinned("torch-venv.txt", "numpy"), pinned("models.txt", "pillow")]
     bench_models.pip_target(wheel_venv / "bin" / "python", target, [f"torchvision=={version}", *needs],
-                            f"torchvision {version} for examples/torchvision_programs.py")
+                            f"torchvision {version} for examples/torchvision_programs.py", Shell(verbose=False))
     lines = program_verdicts(wheel_venv, "torchvision_programs.py", 8, env=clean_env(PYTHONPATH=str(target)))
     # two captures each: the first static, the second (a new batch or image size) with the changed sizes
     # dynamic, as on stock

@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from . import ui
+from .shell import Shell
 
 CTL_SOURCE = r"""
 #include <valgrind/callgrind.h>
@@ -47,8 +47,8 @@ def missing() -> str | None:
     return None
 
 
-def ensure_ctl_lib(cache: Path) -> Path:
-    """The start/stop library, built once per source text under ``cache``."""
+def ensure_ctl_lib(cache: Path, sh: Shell) -> Path:
+    """The start/stop library, built once per source text under ``cache`` (``sh`` runs gcc)."""
     why = missing()
     if why:
         raise ui.UserError(f"instruction counts need valgrind: {why}")
@@ -58,8 +58,7 @@ def ensure_ctl_lib(cache: Path) -> Path:
         with tempfile.TemporaryDirectory(dir=_made(cache)) as tmp:  # concurrent callers each build their own
             src = Path(tmp) / "ctl.c"
             src.write_text(CTL_SOURCE)
-            subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(Path(tmp) / lib.name), str(src)],
-                           check=True, capture_output=True)
+            sh.run("gcc", "-O1", "-shared", "-fPIC", "-o", str(Path(tmp) / lib.name), str(src))
             (Path(tmp) / lib.name).replace(lib)
     return lib
 

@@ -1,7 +1,7 @@
 """The first backward under compiled autograd, the way a user pays for it; run INSIDE a torch venv.
 
 Standalone (torch, the standard library, and transformers for the HF workloads):
-``tools/bench.py first`` (tools/lib/bench_first_driver.py) runs
+``tools/bench.py first`` (tools/lib/bench/first.py) runs
 ``python bench_first.py WORKLOAD ROUTE [--backend B] [--batches 4 8]`` in stock 2.6, the stack
 (the overlay venv) and stock 2.7, one fresh interpreter per sample, and reads the JSON line it
 prints last.

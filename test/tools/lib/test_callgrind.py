@@ -9,6 +9,9 @@ import pytest
 
 from conftest import HANG_TIMEOUT
 from tools.lib import callgrind, ui
+from tools.lib.shell import Shell
+
+SH = Shell(verbose=False)
 
 REGION = r"""
 import ctypes, sys
@@ -54,7 +57,7 @@ def _count(tmp_path, lib, n: int, shape: str = "one") -> int:
 def test_the_count_covers_the_region_only_and_grows_with_its_work(tmp_path):
     """A loop of 400k iterations costs about twice one of 200k; the interpreter's start
     and the imports before the region (tens of millions of instructions) are not in it."""
-    lib = callgrind.ensure_ctl_lib(tmp_path / "ctl")
+    lib = callgrind.ensure_ctl_lib(tmp_path / "ctl", SH)
     small, large = _count(tmp_path, lib, 200_000), _count(tmp_path, lib, 400_000)
     assert 1.8 < large / small < 2.2, (small, large)
     per_iteration = (large - small) / 200_000
@@ -64,15 +67,15 @@ def test_the_count_covers_the_region_only_and_grows_with_its_work(tmp_path):
 def test_a_region_in_pieces_counts_the_pieces_and_not_the_work_between_them(tmp_path):
     """Two resumed-and-paused pieces of 100k iterations each cost what one region of 200k
     does; the 800k iterations run between and after them (paused) are not counted."""
-    lib = callgrind.ensure_ctl_lib(tmp_path / "ctl")
+    lib = callgrind.ensure_ctl_lib(tmp_path / "ctl", SH)
     one, pieces = _count(tmp_path, lib, 200_000), _count(tmp_path, lib, 200_000, "pieces")
     assert 0.95 < pieces / one < 1.05, (one, pieces)
 
 
 def test_the_control_library_is_built_once_per_source(tmp_path):
-    lib = callgrind.ensure_ctl_lib(tmp_path)
+    lib = callgrind.ensure_ctl_lib(tmp_path, SH)
     mtime = lib.stat().st_mtime_ns
-    assert callgrind.ensure_ctl_lib(tmp_path) == lib and lib.stat().st_mtime_ns == mtime
+    assert callgrind.ensure_ctl_lib(tmp_path, SH) == lib and lib.stat().st_mtime_ns == mtime
     assert lib.name.startswith("libfca_callgrind_ctl-") and lib.read_bytes()[:4] == b"\x7fELF"
 
 

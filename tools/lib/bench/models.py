@@ -1,12 +1,13 @@
 """Real models: the pinned tree's own ``benchmarks/dynamo`` harness with ``--compiled-autograd``,
-run unchanged on stock torch 2.6, on the stack and on stock torch 2.7 (``tools/bench.py models``).
+run unchanged on stock torch 2.6, on the stack and on stock torch 2.7 (``tools/bench.py models``): the
+harness's accuracy verdict and CA captures/compiles per model, backend and venv.
 
 Data first: :data:`MODELS` (what runs), :class:`Side` (where), :class:`Outcome` (what the harness
 said); then small functions that build the command, parse the harness's CSV and render the report.
 The harness and its model code come from pip packages pinned in ``tools/requirements/models.txt``
 (installed with ``--no-deps`` into ``<cache>/bench/models``, outside the venvs, so the venvs the
 upstream tests use stay as they are); torchvision, the one that is built against torch, is
-installed per torch version.  Nothing is downloaded from a model hub (tools/lib/models_driver.py).
+installed per torch version.  Nothing is downloaded from a model hub (tools/workers/models_driver.py).
 
 Three modes (:data:`MODES`): ``accuracy`` and ``performance`` are the harness's own
 (``--accuracy``, ``--performance``: its verdict; speedup over eager and compile latency, its
@@ -30,15 +31,16 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-from . import paths, ui
+from .. import paths, ui
+from ..shell import Shell, kill_group
+from .core import PEER, Setup, WORKERS, ensure_overlay, ensure_stock_venv, machine_facts
 
-REQUIREMENTS = paths.REPO_ROOT / "tools" / "requirements" / "models.txt"
-DRIVER = Path(__file__).resolve().parent / "models_driver.py"
+REQUIREMENTS = paths.TOOLS_DIR / "requirements" / "models.txt"
+DRIVER = WORKERS / "models_driver.py"
 # torch minor version -> the torchvision release built against it
 TORCHVISION = {"2.6": "0.21.0", "2.7": "0.22.0"}
 
@@ -206,13 +208,13 @@ def outcome_of(model: Model, backend: str, side: Side, csv_text: str | None, log
 
 def site_dirs(cache: Path, side: Side) -> tuple[Path, Path]:
     """(the torch-independent packages, torchvision for the side's torch), per Python version."""
-    from .overlay.venv import interpreter_facts
+    from ..overlay.venv import interpreter_facts
 
     base = cache / "bench" / "models" / f"py{interpreter_facts(str(side.python))['version']}"
     return base / "site", base / f"torchvision-{TORCHVISION[side.torch_minor]}"
 
 
-def pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> None:
+def pip_target(python: Path, target: Path, args: Sequence[str], what: str, sh: Shell) -> None:
     """``pip install --no-deps --target`` of ``args`` with ``python``, once: a stamp records what is in
     ``target``, and a failed install leaves no partial dir behind."""
     stamp = target / ".fca-installed"
@@ -224,8 +226,8 @@ def pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> No
     ui.info(f"installing {what} into {target} (no deps, once)")
     tmp = target.with_name(target.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    res = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
-                          "--target", str(tmp), *args], capture_output=True, text=True)
+    res = sh.run(str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
+                 "--target", str(tmp), *args, check=False)
     if res.returncode != 0:
         raise ui.UserError(f"pip could not install {what} ({res.stderr.strip().splitlines()[-1:]}); "
                            "check the package index, then rerun")
@@ -234,16 +236,17 @@ def pip_target(python: Path, target: Path, args: Sequence[str], what: str) -> No
     tmp.rename(target)
 
 
-def ensure_packages(cache: Path, side: Side) -> str:
+def ensure_packages(cache: Path, side: Side, sh: Shell) -> str:
     """Install what the harness needs for ``side``; the PYTHONPATH that puts it in front."""
     site, tv = site_dirs(cache, side)
-    pip_target(side.python, site, ["-r", str(REQUIREMENTS)], "the harness's packages (tools/requirements/models.txt)")
-    pip_target(side.python, tv, [f"torchvision=={TORCHVISION[side.torch_minor]}"], f"torchvision for torch {side.torch_minor}")
+    pip_target(side.python, site, ["-r", str(REQUIREMENTS)], "the harness's packages (tools/requirements/models.txt)", sh)
+    pip_target(side.python, tv, [f"torchvision=={TORCHVISION[side.torch_minor]}"], f"torchvision for torch {side.torch_minor}",
+               sh)
     return os.pathsep.join([str(site), str(tv)])
 
 
 def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: Path, pythonpath: str,
-            timeout: float, mode: str = "accuracy") -> Outcome:
+            timeout: float, sh: Shell, mode: str = "accuracy") -> Outcome:
     run_dir = out_dir / side.label.replace(" ", "-") / (f"{model.name}-{backend}" + ("" if mode == "accuracy" else f"-{mode}"))
     run_dir.mkdir(parents=True, exist_ok=True)
     csv_path, steps_path = run_dir / "result.csv", run_dir / "sizes.json"
@@ -253,20 +256,18 @@ def run_one(side: Side, harness_dir: Path, model: Model, backend: str, out_dir: 
     # cold compiles every run: a warm FX graph / Inductor cache from an earlier run would make the
     # harness's compilation latency a cache lookup
     shutil.rmtree(run_dir / "inductor", ignore_errors=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PYTHONPATH")}
-    env.update(PYTHONPATH=pythonpath, TORCHINDUCTOR_CACHE_DIR=str(run_dir / "inductor"),
+    env = dict(PYTHONPATH=pythonpath, TORCHINDUCTOR_CACHE_DIR=str(run_dir / "inductor"),
                TORCH_EXTENSIONS_DIR=str(run_dir / "extensions"), PYTHONUNBUFFERED="1", FCA_SIZES_OUT=str(steps_path))
     start = time.monotonic()
     timed_out = False
-    with open(run_dir / "harness.log", "w") as log:
-        proc = subprocess.Popen(harness_argv(side, harness_dir, model, backend, csv_path, mode), cwd=harness_dir, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, 9)
-            code = proc.wait()
+    proc = sh.start(*harness_argv(side, harness_dir, model, backend, csv_path, mode), output=run_dir / "harness.log",
+                    cwd=harness_dir, env=env, unset=["LD_PRELOAD"])
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc)
+        code = proc.wait()
     seconds = time.monotonic() - start
     text = (run_dir / "harness.log").read_text(errors="replace")
     steps = json.loads(steps_path.read_text()) if steps_path.exists() else None
@@ -405,23 +406,68 @@ def _above_2_7(models: Sequence[Model], backend: str, by: dict, seconds) -> list
     return above
 
 
-def run(sides: Sequence[Side], models: Sequence[Model], backends: Sequence[str], harness_dir: Path, out_dir: Path,
-        timeout: float, modes: Sequence[str] = ("accuracy",)) -> list[Outcome]:
+def run(setup: Setup, sides: Sequence[Side], models: Sequence[Model], backends: Sequence[str], harness_dir: Path,
+        out_dir: Path, timeout: float, modes: Sequence[str] = ("accuracy",)) -> list[Outcome]:
     """Every model x backend x mode on every side, the sides in turns per model (a noisy stretch of the
     machine hits them alike); prints each verdict as it comes."""
-    cache = paths.cache_dir()
-    pythonpaths = {s.label: ensure_packages(cache, s) for s in sides}
+    pythonpaths = {s.label: ensure_packages(setup.cache, s, setup.sh) for s in sides}
     progress = ui.Progress(len(models) * len(backends) * len(sides) * len(modes), "models")
     outcomes = []
     for m in models:
         for mode in modes:
             for b in backends:
                 for s in sides:
-                    o = run_one(s, harness_dir, m, b, out_dir, pythonpaths[s.label], timeout, mode)
+                    o = run_one(s, harness_dir, m, b, out_dir, pythonpaths[s.label], timeout, setup.sh, mode)
                     outcomes.append(o)
                     progress.advance(f"{m.name} {mode} {b} {s.label}: {_cell(o)}")
     return outcomes
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("run it through tools/bench.py models")
+
+BACKENDS = ("aot_eager", "inductor")
+SIDES = ("stock-2.6", "stack", "stock-2.7")  # the --sides choices
+
+
+def bench_models(setup: Setup, names: Sequence[str] | None, backends: Sequence[str], side_names: Sequence[str] | None,
+                 out_dir: Path, timeout: float, modes: Sequence[str] = ("accuracy",)) -> str:
+    """``models``: the harness on each side; the markdown report (and ``out_dir/outcomes.json``)."""
+    from ..overlay.venv import venv_python
+    from ..pinned_source import ensure_pinned_source
+
+    models = [find_model(n) for n in names] if names else list(MODELS)
+    wanted = side_names or SIDES
+    sides = []
+    if "stock-2.6" in wanted:
+        ensure_stock_venv(setup)
+        sides.append(Side("stock 2.6", venv_python(setup.venv("stock")), "2.6"))
+    if "stack" in wanted:
+        ensure_overlay(setup)
+        sides.append(Side("stack", venv_python(setup.venv("overlay")), "2.6"))
+    peer = venv_python(setup.venv(PEER))
+    if "stock-2.7" in wanted:
+        if peer.exists():
+            sides.append(Side("stock 2.7", peer, "2.7"))
+        elif side_names:
+            raise ui.UserError(f"{peer} is missing; make it as tools/requirements/torch27-venv.txt says, then rerun")
+        else:
+            ui.info(f"no stock 2.7 column: {peer} is missing (tools/requirements/torch27-venv.txt says how to make it)")
+    tree = ensure_pinned_source(setup.cache, setup.sh)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcomes = run(setup, sides, models, backends, tree / "benchmarks" / "dynamo", out_dir, timeout, modes)
+    (out_dir / "outcomes.json").write_text(json.dumps([dataclasses.asdict(o) | {"log": ""} for o in outcomes], indent=1))
+    return _header() + render(outcomes, models, backends, [s.label for s in sides])
+
+
+def _header() -> str:
+    return ("Harness: the pinned tree's benchmarks/dynamo, `--training --device cpu --compiled-autograd`, "
+            f"one process per cell.\n{machine_facts()}\n\n")
+
+
+def render_models(files: Sequence[Path]) -> str:
+    """``models --from-outcomes``: the report of earlier runs, in the built-in order of models, backends, sides."""
+    outcomes = load_outcomes(files)
+    names = {o.model for o in outcomes}
+    models = [m for m in MODELS if m.name in names] + [find_model(n) for n in sorted(names - {m.name for m in MODELS})]
+    backends = [b for b in BACKENDS if any(o.backend == b for o in outcomes)]
+    sides = [s for s in ("stock 2.6", "stack", "stock 2.7") if any(o.side == s for o in outcomes)]
+    return _header() + render(outcomes, models, backends, sides)
