@@ -39,15 +39,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
-import os
 import shlex
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Sequence
@@ -58,37 +53,12 @@ if __package__ in (None, ""):  # run as `python tools/<name>.py`: import the rep
 
 from .lib import paths, ui
 from .lib import upstream as up
-from .lib.shell import Shell, kill_group
+from .lib.shell import Shell
+from .lib.upstream.runner import Runner, RunOptions
+from .lib.upstream.target import Target, check_tree, pristine_tests, probe
 
 OVERLAY_TOOL = paths.REPO_ROOT / "tools" / "overlay.py"
-HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
 CONSOLE_LIMIT = 60  # rows of the differences table printed to the console
-
-PROBE = (
-    "import json, os, sys, pytest, torch; print(json.dumps({'torch': torch.__version__, "
-    "'torch_file': os.path.realpath(torch.__file__), 'pytest': pytest.__version__, 'python': sys.executable, "
-    "'py': '%d.%d.%d' % sys.version_info[:3]}))"
-)
-
-
-class Target:
-    """Where the tests run: the python command, the test dir, the cache key."""
-
-    def __init__(self, mode: str, python_argv: list[str], tree: Path, tests_dir: Path, cache_key: str) -> None:
-        self.mode = mode
-        self.python_argv = python_argv
-        self.tree = tree
-        self.tests_dir = tests_dir
-        self.cache_key = cache_key
-        self.probe: dict = {}
-
-    @property
-    def describe(self) -> str:
-        p = self.probe
-        what = {"overlay": "overlay venv (patched tree on the stock wheel)", "stock": "stock wheel (baseline)",
-                "build": "source build", "wheel": "venv with the patched wheel"}[self.mode]
-        return f"{p.get('torch', '?')} from {p.get('torch_file', '?')}, {what}; pytest {p.get('pytest', '?')}, python {p.get('py', '?')}"
-
 
 # -- argument handling ----------------------------------------------------------------------
 
@@ -234,6 +204,7 @@ def overlay_command(args: argparse.Namespace, *command: str) -> str:
 
 
 def read_overlay_stamp(args: argparse.Namespace) -> dict:
+    """The stamp of the overlay to run on (``args.cache``: the cache dir its default place is in)."""
     from .overlay import STAMP_JSON, overlay_root
 
     stamp = overlay_root(args) / STAMP_JSON
@@ -250,58 +221,21 @@ def read_overlay_stamp(args: argparse.Namespace) -> dict:
     return data
 
 
-def pristine_tests(tree: Path, cache: Path, sh: Shell, stack_dir: Path = paths.DEFAULT_STACK_DIR) -> Path:
-    """The pin's test/ dir: the tree's own if the stack leaves tests alone there, else extracted from git.
-
-    The baseline is stock torch running the pin's tests; a patch that changes a
-    test must show up as a difference against it, so patched tests are not used.
-    """
-    from .lib.stack import Stack
-    from .lib.tree import open_tree
-
-    stack = Stack.load(stack_dir)
-    t = open_tree(tree, sh)
-    state = t.state(stack)
-    t.verify_base(stack, state)
-    changes_tests = [p for p in stack.touched if p.startswith("test/") or p == "pytest.ini"]
-    if state.applied == 0 or not changes_tests:
-        return tree / "test"
-    if getattr(t, "read_at", None) is None or not state.base:
-        raise ui.UserError(
-            f"{tree} has {state.applied} patch(es) applied that change test files, and is not a git checkout: "
-            "pass --torch-src with an unpatched v2.6.0 tree for the baseline"
-        )
-    dest = cache / "upstream-tests" / state.base[:16]
-    if not (dest / ".complete").is_file():
-        with ui.step(f"extracting the pin's test/ ({state.base[:12]}) into {dest}"):
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=dest.parent))
-            archive = sh.run(*Shell.git_argv("-C", str(tree), "archive", "--format=tar", state.base, "test", "pytest.ini"),
-                             binary=True).stdout
-            sh.run("tar", "-xf", "-", "-C", str(tmp), input=archive, binary=True, log=False)
-            (tmp / ".complete").write_text(state.base + "\n")
-            shutil.rmtree(dest, ignore_errors=True)
-            tmp.rename(dest)
-    return dest / "test"
-
-
 def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
     if args.baseline:
         from .lib.overlay.venv import ensure_venv, venv_python
         from .lib.pinned_source import ensure_pinned_source
 
         tree = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(cache, sh)
-        _check_tree(tree, "--torch-src")
+        check_tree(tree, "--torch-src")
         venv = cache / "venvs" / "stock"
         ensure_venv(venv, cache, sh)
-        target = Target("stock", [str(venv_python(venv))], tree, pristine_tests(tree, cache, sh), "stock")
+        target = Target("stock", (str(venv_python(venv)),), tree, pristine_tests(tree, cache, sh), "stock")
     elif args.torch_build:
         tree = args.torch_build.resolve()
-        _check_tree(tree, "--torch-build")
-        import hashlib
-
+        check_tree(tree, "--torch-build")
         key = "build-" + hashlib.sha256(str(tree).encode()).hexdigest()[:12]
-        target = Target("build", [args.python or sys.executable], tree, tree / "test", key)
+        target = Target("build", (args.python or sys.executable,), tree, tree / "test", key)
     elif args.wheel_venv:
         target = wheel_target(args, cache, sh)
     else:
@@ -312,11 +246,10 @@ def resolve_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
                 f"the overlay was built from {tree}, not {args.torch_src}: its test files would not match; "
                 f"rebuild it with `{overlay_command(args, 'build', '--torch-src', str(args.torch_src))}` or drop --torch-src"
             )
-        _check_tree(tree, "the overlay's tree")
-        python = [sys.executable, str(OVERLAY_TOOL), "-q", *overlay_options(args), "run", "--", "python"]
+        check_tree(tree, "the overlay's tree")
+        python = (sys.executable, str(OVERLAY_TOOL), "-q", *overlay_options(args), "run", "--", "python")
         target = Target("overlay", python, tree, tree / "test", stamp["stack"])
-    probe(target, sh)
-    return target
+    return probe(target, sh)
 
 
 def wheel_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
@@ -338,364 +271,23 @@ def wheel_target(args: argparse.Namespace, cache: Path, sh: Shell) -> Target:
         raise ui.UserError(f"the wheel in {venv} was built from another stack ({stamp.get('stack')}, now {want}); "
                            f"rebuild and reinstall it: {fix}")
     tree = args.torch_src.resolve() if args.torch_src else ensure_pinned_source(cache, sh)
-    _check_tree(tree, "--torch-src" if args.torch_src else "the pinned source")
-    return Target("wheel", [str(venv_python(venv))], tree, tree / "test", want)
-
-
-def _check_tree(tree: Path, what: str) -> None:
-    if not (tree / "test" / "conftest.py").is_file():
-        raise ui.UserError(f"{what} {tree} has no test/conftest.py: expected a PyTorch v2.6.0 tree")
-
-
-def probe(target: Target, sh: Shell) -> None:
-    """Check the target's python imports torch and pytest 8.3 (not the tree's torch/, except for a build)."""
-    argv = [*target.python_argv, "-c", PROBE]
-    sh.log(argv, target.tests_dir, None)
-    env = {**os.environ, "PYTHONPATH": ""}
-    proc = subprocess.run(argv, cwd=target.tests_dir, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]
-        if target.mode == "overlay" and errors:
-            raise ui.UserError(f"overlay: {errors[-1][len('error: '):]}")
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ui.UserError(f"`{shlex.join(target.python_argv)}` cannot import torch and pytest ({tail})")
-    data = json.loads(proc.stdout.strip().splitlines()[-1])
-    target.probe = data
-    if not data["pytest"].startswith("8.3."):
-        raise ui.UserError(
-            f"{data['python']} has pytest {data['pytest']}; upstream's 2.6 test/conftest.py needs pytest 8.3.x "
-            "(pip install 'pytest>=8.3,<8.4')"
-        )
-    in_tree = Path(data["torch_file"]).is_relative_to(target.tree / "torch")
-    if target.mode == "build" and not in_tree:
-        raise ui.UserError(
-            f"{data['python']} imports torch from {data['torch_file']}, not from {target.tree}: build it with "
-            f"`python tools/build_torch.py --torch-src {target.tree} --mode develop` or pass --python"
-        )
-    if target.mode != "build" and in_tree:
-        raise ui.UserError(f"{data['python']} imports torch from the source tree {target.tree}; it must use the venv's torch")
-
-
-# -- running one file -----------------------------------------------------------------------
-
-def upstream_has_shard_options(tests_dir: Path) -> bool:
-    conftest = tests_dir / "conftest.py"
-    return conftest.is_file() and "shard_addoptions" in conftest.read_text(errors="replace") \
-        and (tests_dir / "pytest_shard_custom.py").is_file()
-
-
-CACHE_HOME_STAMP = ".fca-cache-home"
-
-
-def cache_env(cache: Path, key: str) -> dict[str, str]:
-    """Inductor and torch-extension cache dirs for one target, reused between runs.
-
-    Inductor's cached graphs name their headers by absolute path, so a cache dir that was copied or moved
-    makes every later compile fail ("fatal error: <old dir>/....h: No such file or directory").  The dir
-    records where it was made; anywhere else it is emptied before use.
-    """
-    root = cache / "test-caches" / key
-    home = str(root.resolve())
-    stamp = root / CACHE_HOME_STAMP
-    recorded = stamp.read_text().strip() if stamp.is_file() else None
-    if root.is_dir() and recorded != home:
-        why = f"made at {recorded}" if recorded else "has no record of where it was made"
-        ui.info(f"test caches {root} {why}: emptying them (Inductor's cache is not relocatable)")
-        shutil.rmtree(root)
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"), "TORCH_EXTENSIONS_DIR": str(root / "extensions")}
-    for v in env.values():
-        Path(v).mkdir(parents=True, exist_ok=True)
-    if recorded != home:
-        stamp.write_text(home + "\n")
-    return env
-
-
-def shard_cache_env(env: dict[str, str], shard: tuple[int, int] | None) -> dict[str, str]:
-    """The cache dirs of one pytest process: a shard gets an Inductor cache of its own.
-
-    Concurrent shards sharing one Inductor cache race: a test that clears the cache (upstream's
-    AOTAutograd-cache tests remove its ``aotautograd`` dir) fails with "Directory not empty" while the
-    other shard writes there.  The split of tests into shards is fixed, so each shard's cache stays warm.
-    """
-    if shard is None:
-        return dict(env)
-    i, n = shard
-    inductor = Path(f"{env['TORCHINDUCTOR_CACHE_DIR']}-{i}of{n}")
-    inductor.mkdir(parents=True, exist_ok=True)
-    return {**env, "TORCHINDUCTOR_CACHE_DIR": str(inductor)}
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    """One pytest process of a file: the whole file, or one of upstream's shards of it."""
-
-    shard: tuple[int, int] | None
-    xml: Path
-    log: Path
-    state: Path
-
-
-class Runner:
-    def __init__(self, args: argparse.Namespace, target: Target, junit_dir: Path, cache: Path, sh: Shell) -> None:
-        self.args = args
-        self.target = target
-        self.junit_dir = junit_dir
-        self.sh = sh
-        self.plugin_dir = up.write_plugin(junit_dir)
-        self.cache_env = cache_env(cache, target.cache_key)
-        self.shard = up.parse_shard(args.shard) if args.shard else None
-        self.upstream_shard = upstream_has_shard_options(target.tests_dir)
-        self.start = time.monotonic()
-
-    def remove_pch(self) -> None:
-        """torch/extension.h's precompiled header out of the target (before and after a run)."""
-        torch_file = self.target.probe.get("torch_file")
-        if self.args.pch and torch_file:
-            for name in up.PCH_FILES:
-                (Path(torch_file).parent / "include" / "torch" / name).unlink(missing_ok=True)
-
-    def parts(self, suite: up.Suite) -> list[Part]:
-        """--shard I/N: that shard; --jobs N: shards 1/N..N/N, each with its own junit, log and state; else the file."""
-        def part(shard: tuple[int, int] | None, stem: str) -> Part:
-            return Part(shard, *(self.junit_dir / f"{stem}{ext}" for ext in (".xml", ".log", ".state")))
-
-        n = self.args.jobs
-        if self.shard or n == 1:
-            return [part(self.shard, suite.slug)]
-        return [part((i, n), f"{suite.slug}.{i}of{n}") for i in range(1, n + 1)]
-
-    def argv(self, suite: up.Suite, part: Part) -> tuple[list[str], dict[str, str]]:
-        argv = [*self.target.python_argv, "-m", "pytest", suite.file, "-p", "no:cacheprovider", "-p", up.PLUGIN_MODULE,
-                f"--junitxml={part.xml}", "-q"]
-        k = up.combine_k(suite.k, self.args.k)
-        if k:
-            argv += ["-k", k]
-        env = {**shard_cache_env(self.cache_env, part.shard), "PYTHONPATH": str(self.plugin_dir),
-               "FCA_UPSTREAM_STATE": str(part.state)}
-        if self.args.strict_capture:
-            env[up.STRICT_ENV] = "1"
-        if self.args.pch:
-            env[up.PCH_ENV] = "1"
-        if part.shard:
-            i, n = part.shard
-            if self.upstream_shard:
-                argv += ["--shard-id", str(i), "--num-shards", str(n)]
-            else:
-                env["FCA_UPSTREAM_SHARD"] = f"{i}/{n}"
-        return argv, env
-
-    def label(self, index: int, total: int) -> str:
-        return f"[{index}/{total} {ui.fmt_seconds(time.monotonic() - self.start)}]"
-
-    def run(self, suite: up.Suite, index: int, total: int) -> up.FileRun:
-        parts = self.parts(suite)
-        commands = []
-        for part in parts:
-            shutil.rmtree(part.state, ignore_errors=True)
-            part.state.mkdir(parents=True)
-            part.xml.unlink(missing_ok=True)
-            commands.append(self.argv(suite, part))
-        k = up.combine_k(suite.k, self.args.k)
-        sel = f" -k {shlex.quote(k)}" if k else ""
-        how = f" shard {self.args.shard}" if self.shard else f" as {len(parts)} concurrent shards" if len(parts) > 1 else ""
-        ui.info(f"{self.label(index, total)} {suite.file}{sel}{how} ...")
-        for argv, extra_env in commands:
-            self.sh.log(argv, self.target.tests_dir, extra_env)
-        t0 = time.monotonic()
-        outcomes = self._execute(parts, commands, suite, index, total)
-        seconds = time.monotonic() - t0
-        run = merge_parts(suite.file, [self._collect(suite, part, rc, problem, seconds)
-                                       for part, (rc, problem) in zip(parts, outcomes)])
-        c = run.counts()
-        summary = ", ".join(f"{v} {k}" for k, v in c.items() if v) or "no tests"
-        ui.info(f"{self.label(index, total)} {suite.file}: {summary} in {ui.fmt_seconds(seconds)}"
-                + (f"  !! {run.problem}" if run.problem else ""))
-        return run
-
-    def _execute(self, parts: Sequence[Part], commands, suite: up.Suite, index: int, total: int) -> list[tuple[int | None, str | None]]:
-        """Run the parts' pytest processes concurrently; (returncode, problem) per part."""
-        limit = self.args.timeout * 60
-        procs: list[subprocess.Popen] = []
-        tees: list[threading.Thread] = []
-        logs = []
-        rcs: dict[int, int] = {}
-        try:
-            for part, (argv, extra_env) in zip(parts, commands):
-                logf = open(part.log, "wb")
-                logs.append(logf)
-                try:
-                    proc = subprocess.Popen(argv, cwd=self.target.tests_dir, env={**os.environ, **extra_env},
-                                            start_new_session=True, stdout=subprocess.PIPE if self.args.verbose else logf,
-                                            stderr=subprocess.STDOUT)
-                except FileNotFoundError as err:
-                    raise ui.UserError(f"cannot run {argv[0]}: {err.strerror}") from None
-                procs.append(proc)
-                if self.args.verbose:
-                    tees.append(threading.Thread(target=_tee, args=(proc.stdout, logf), daemon=True))
-                    tees[-1].start()
-            t0 = time.monotonic()
-            next_beat = t0 + HEARTBEAT_S
-            while True:
-                for i, proc in enumerate(procs):
-                    if i not in rcs and proc.poll() is not None:
-                        rcs[i] = proc.returncode
-                if len(rcs) == len(procs):
-                    break
-                time.sleep(1.0)
-                now = time.monotonic()
-                if now - t0 > limit:
-                    for i, proc in enumerate(procs):
-                        if i not in rcs:
-                            kill_group(proc)
-                    problem = f"timed out after {ui.fmt_seconds(limit)} (--timeout); results up to then are from the progress log"
-                    return [_verdict(rcs[i], part.log) if i in rcs else (None, problem) for i, part in enumerate(parts)]
-                if now >= next_beat:
-                    next_beat = now + HEARTBEAT_S
-                    ui.info(f"{self.label(index, total)}   {suite.file}: {_progress_line([p.state for p in parts])}, "
-                            f"{ui.fmt_seconds(now - t0)} in this file")
-        except KeyboardInterrupt:
-            for proc in procs:
-                kill_group(proc)
-            raise
-        finally:
-            for tee in tees:
-                tee.join(timeout=5)
-            for logf in logs:
-                logf.close()
-        return [_verdict(rcs[i], part.log) for i, part in enumerate(parts)]
-
-    def _collect(self, suite, part: Part, rc, problem, seconds) -> up.FileRun:
-        coll = up.read_collection(part.state)
-        collected, selected = coll if coll else (None, None)
-        if part.xml.is_file():
-            results, coll_problem = up.results_for_file(up.read_junit(part.xml), suite.file)
-            if coll_problem and not problem:
-                problem = coll_problem
-            elif coll_problem:
-                problem = f"{coll_problem}; {problem}"
-        else:
-            results = up.read_progress(part.state)
-            if not problem:
-                problem = f"pytest (exit {rc}) wrote no {part.xml.name}: {_log_tail(part.log)}"
-        complete = not suite.k and not self.args.k and not self.shard and problem is None
-        return up.FileRun(suite.file, results, collected, selected, rc, seconds, problem,
-                          part.xml if part.xml.is_file() else None, part.log, complete)
-
-
-def _verdict(rc: int, log: Path) -> tuple[int, str | None]:
-    if rc in (0, 1, 5):  # ok, tests failed, no tests collected
-        return rc, None
-    if rc < 0:
-        return rc, f"pytest was killed by signal {-rc} ({_signame(-rc)})"
-    what = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error"}.get(rc, "unexpected exit")
-    return rc, f"pytest exit code {rc}, {what}: {_log_tail(log)}"
-
-
-def merge_parts(file: str, runs: Sequence[up.FileRun]) -> up.FileRun:
-    """One FileRun from the concurrent shards of a file (a single run is returned as is)."""
-    if len(runs) == 1:
-        return runs[0]
-    results: dict[str, up.TestResult] = {}
-    for r in runs:
-        results.update(r.results)
-
-    def union(sets):
-        return None if any(x is None for x in sets) else frozenset().union(*sets)
-
-    problems = [f"shard {i}/{len(runs)}: {r.problem}" for i, r in enumerate(runs, 1) if r.problem]
-    rcs = [r.returncode for r in runs]
-    return up.FileRun(file, results, union([r.collected for r in runs]), union([r.selected for r in runs]),
-                      None if None in rcs else max(rcs), max(r.seconds for r in runs),
-                      "; ".join(problems) or None, runs[0].junit, runs[0].log,
-                      all(r.complete for r in runs))
-
-
-def _tee(stream, logf) -> None:
-    for chunk in iter(lambda: stream.readline(), b""):
-        logf.write(chunk)
-        logf.flush()
-        sys.stderr.write(chunk.decode(errors="replace"))
-        sys.stderr.flush()
-
-
-def _signame(n: int) -> str:
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return "?"
-
-
-def _log_tail(log: Path) -> str:
-    try:
-        lines = [l.strip() for l in log.read_text(errors="replace").splitlines() if l.strip()]
-    except OSError:
-        return "no log"
-    for l in reversed(lines):
-        if l.startswith(("ERROR", "E ", "error:")) or "Error" in l:
-            return l[:300]
-    return lines[-1][:300] if lines else "no output"
-
-
-def _progress_line(states: Sequence[Path]) -> str:
-    done: dict[str, up.TestResult] = {}
-    for state in states:
-        done.update(up.read_progress(state))
-    colls = [up.read_collection(state) for state in states]
-    total = f"/{sum(len(c[1]) for c in colls)}" if all(colls) else ""
-    if not any(colls) and not done:
-        return "collecting"
-    bad = sum(1 for r in done.values() if r.outcome in up.BAD)
-    return f"{len(done)}{total} tests done" + (f" ({bad} failed)" if bad else "")
-
-
-# -- import junit ---------------------------------------------------------------------------
-
-def import_junit(xmls: Sequence[Path], suites: Sequence[up.Suite], explicit_files: bool) -> list[up.FileRun]:
-    files = [s.file for s in suites]
-    if not explicit_files:  # any file of any profile may appear in an imported junit
-        files = list(dict.fromkeys(files + [s.file for p in up.PROFILES.values() for s in p.suites]))
-    runs: dict[str, up.FileRun] = {}
-    for xml in xmls:
-        rows = up.read_junit(xml)
-        by_file = up.split_junit_by_file(xml, files)
-        for f, results in by_file.items():
-            run = runs.setdefault(f, up.FileRun(f, {}, junit=xml.resolve()))
-            run.results.update(results)
-            run.seconds += sum(r.seconds for r in results.values())
-        for f in files:
-            _, problem = up.results_for_file([r for r in rows if not r[0]], f)
-            if problem:
-                run = runs.setdefault(f, up.FileRun(f, {}, junit=xml.resolve()))
-                run.problem = problem
-    if not runs:
-        raise ui.UserError(f"{xmls[0]}: no test results of {', '.join(files)}")
-    order = {f: i for i, f in enumerate(files)}
-    return sorted(runs.values(), key=lambda r: order.get(r.file, len(order)))
+    check_tree(tree, "--torch-src" if args.torch_src else "the pinned source")
+    return Target("wheel", (str(venv_python(venv)),), tree, tree / "test", want)
 
 
 # -- main -----------------------------------------------------------------------------------
 
-def record(args: argparse.Namespace, runs: Sequence[up.FileRun], baselines: dict, target: Target | None) -> tuple[list[str], list[str]]:
-    written, refused = [], []
-    for run in runs:
-        if run.problem:
-            refused.append(f"{run.file} ({run.problem})")
-            continue
-        old = baselines.get(run.file)
-        replace = run.complete and target is not None
-        tests = up.merged_baseline(old, run, replace=replace)
-        if target is not None:
-            meta = {"source": "run", "date": up.now_iso(), "torch": target.probe.get("torch"),
-                    "pytest": target.probe.get("pytest"), "python": target.probe.get("py"),
-                    "seconds": round(run.seconds, 1), "whole_file": run.complete}
-        else:
-            jm = up.junit_meta(run.junit) if run.junit else {}
-            meta = {"source": f"junit {run.junit.name if run.junit else '?'}", "imported": up.now_iso(),
-                    "junit_timestamp": jm.get("timestamp"), "seconds": round(float(jm.get("time", run.seconds) or 0), 1)}
-        if not replace and old is not None:
-            meta["updated_from"] = dict(old.meta)
-        written.append(str(up.write_baseline(args.expectations, run.file, tests, meta)))
-    return written, refused
+def junit_files(suites: Sequence[up.Suite], explicit_files: bool) -> list[str]:
+    """The files an imported junit may hold: those chosen, or without --files any file of any profile."""
+    files = [s.file for s in suites]
+    if explicit_files:
+        return files
+    return list(dict.fromkeys(files + [s.file for p in up.PROFILES.values() for s in p.suites]))
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(k=args.k, shard=up.parse_shard(args.shard) if args.shard else None, jobs=args.jobs,
+                      timeout_s=args.timeout * 60, strict=args.strict_capture, pch=args.pch, verbose=args.verbose)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -710,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         return cmd_list(profile, suites, args.expectations)
     sh = Shell(verbose=not args.quiet)
-    cache = paths.cache_dir()
+    cache = args.cache = paths.cache_dir()  # read_overlay_stamp finds the default overlay under it
     mode = mode_of(args)
     from .lib.stack import Stack
 
@@ -723,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.monotonic()
     target: Target | None = None
     if args.from_junit:
-        runs = import_junit(args.from_junit, suites, bool(args.files))
+        runs = up.import_junit(args.from_junit, junit_files(suites, bool(args.files)))
         describe = "imported junit: " + ", ".join(str(x) for x in args.from_junit) + (" (stock baseline)" if args.baseline else "")
         tests_dir = "-"
     else:
@@ -735,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ui.UserError(f"{s.file}: no such test file in {target.tests_dir}")
         junit_dir = (args.junit_dir or cache / "reports" / f"junit-{args.profile}-{mode}").resolve()
         junit_dir.mkdir(parents=True, exist_ok=True)
-        runner = Runner(args, target, junit_dir, cache, sh)
+        runner = Runner(run_options(args), target, junit_dir, cache, sh)
         ui.info(f"==> {len(suites)} file(s) of profile {profile.name} on {describe}; caches: "
                 f"{cache / 'test-caches' / target.cache_key}; junit + logs: {junit_dir}")
         runner.remove_pch()
@@ -748,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     recorded: list[str] = []
     refused: list[str] = []
     if args.record_baseline:
-        recorded, refused = record(args, runs, baselines, target)
+        recorded, refused = up.record_baselines(args.expectations, runs, baselines, target.probe if target else None)
     selection = ", ".join(filter(None, [
         f"files {' '.join(s.file for s in suites)}" if args.files else f"profile {profile.name} ({len(suites)} files)",
         f"-k {shlex.quote(args.k)}" if args.k else "", f"shard {args.shard}" if args.shard else "",

@@ -16,6 +16,7 @@ import pytest
 from conftest import HANG_TIMEOUT, REPO_ROOT, export_stack, git, run_tool, snapshot
 from tools.lib import paths, ui
 from tools.lib import upstream as up
+from tools.lib.upstream import runner
 
 TCA = up.TCA
 # Fast tests of test_compiled_autograd.py (a few seconds together on stock 2.6.0):
@@ -380,33 +381,31 @@ def test_plugin_source_compiles():
 
 def test_test_caches_are_kept_in_place_and_emptied_when_copied(tmp_path, monkeypatch):
     """Inductor's cache names headers by absolute path: a copied cache dir would fail every compile."""
-    from tools import run_upstream_tests as rut
-    env = rut.cache_env(tmp_path / "a", "k")
+    env = runner.cache_env(tmp_path / "a", "k")
     kernel = Path(env["TORCHINDUCTOR_CACHE_DIR"]) / "2r" / "c2r.h"
     kernel.parent.mkdir()
     kernel.write_text("// cached")
-    assert rut.cache_env(tmp_path / "a", "k") == env and kernel.is_file()  # same place: reused
+    assert runner.cache_env(tmp_path / "a", "k") == env and kernel.is_file()  # same place: reused
     shutil.copytree(tmp_path / "a", tmp_path / "b")
-    env_b = rut.cache_env(tmp_path / "b", "k")
+    env_b = runner.cache_env(tmp_path / "b", "k")
     assert not (Path(env_b["TORCHINDUCTOR_CACHE_DIR"]) / "2r").exists()  # copied: emptied
     assert Path(env_b["TORCH_EXTENSIONS_DIR"]).is_dir()
     assert kernel.is_file()  # the original is untouched
     legacy = tmp_path / "c" / "test-caches" / "k" / "inductor" / "x"
     legacy.mkdir(parents=True)
-    rut.cache_env(tmp_path / "c", "k")
+    runner.cache_env(tmp_path / "c", "k")
     assert not legacy.exists()  # no record of where it was made: emptied
 
 
 def test_each_shard_gets_an_inductor_cache_of_its_own(tmp_path):
     """Concurrent shards sharing one Inductor cache race when a test clears it."""
-    from tools import run_upstream_tests as rut
-    env = rut.cache_env(tmp_path, "k")
-    assert rut.shard_cache_env(env, None) == env
-    one, two = rut.shard_cache_env(env, (1, 2)), rut.shard_cache_env(env, (2, 2))
+    env = runner.cache_env(tmp_path, "k")
+    assert runner.shard_cache_env(env, None) == env
+    one, two = runner.shard_cache_env(env, (1, 2)), runner.shard_cache_env(env, (2, 2))
     assert one["TORCHINDUCTOR_CACHE_DIR"] != two["TORCHINDUCTOR_CACHE_DIR"]
     assert Path(one["TORCHINDUCTOR_CACHE_DIR"]).is_dir() and Path(two["TORCHINDUCTOR_CACHE_DIR"]).is_dir()
     assert one["TORCH_EXTENSIONS_DIR"] == env["TORCH_EXTENSIONS_DIR"]  # extension builds lock their own dirs
-    assert rut.shard_cache_env(env, (1, 2)) == one  # the same shard, the same (warm) cache
+    assert runner.shard_cache_env(env, (1, 2)) == one  # the same shard, the same (warm) cache
 
 
 def test_help():
@@ -619,21 +618,21 @@ def test_baseline_uses_the_pins_tests_when_the_stack_changes_them(pin_clone, pin
     """A tree whose stack edits test files: --baseline runs the pin's test/ (extracted from git), not the patched one."""
     from samplestack import build_stack
     from tools.lib.shell import Shell
-    from tools import run_upstream_tests as rut
+    from tools.lib.upstream.target import pristine_tests
 
     repo = pin_clone()
     build_stack(repo)
     stack = tmp_path / "stack"
     assert run_tool("export_patches", "--torch-src", repo, "--stack", stack).returncode == 0
     sh = Shell(verbose=False)
-    tests = rut.pristine_tests(repo, tmp_path / "cache", sh, stack)
+    tests = pristine_tests(repo, tmp_path / "cache", sh, stack)
     assert tests != repo / "test" and (tests.parent / "pytest.ini").is_file()
     assert "# test stack: TwoTensor test" in (repo / "test" / TCA).read_text()
     assert "# test stack" not in (tests / TCA).read_text()
-    assert rut.pristine_tests(repo, tmp_path / "cache", sh, stack) == tests  # cached
+    assert pristine_tests(repo, tmp_path / "cache", sh, stack) == tests  # cached
     assert not (tests.parent.parent / "torch").exists()  # nothing that could shadow the installed torch
     # the repo's own stack on the pinned source: whatever it changes, the baseline gets the pin's tests
-    pristine = rut.pristine_tests(pinned_source, tmp_path / "cache", sh)
+    pristine = pristine_tests(pinned_source, tmp_path / "cache", sh)
     assert (pristine / TCA).read_text() == git(pinned_source, "show", f"v2.6.0:test/{TCA}")
 
 

@@ -11,7 +11,7 @@ from . import ui
 from . import upstream as up
 from .gpu_check import CUDA_TESTS, Inputs, Outcome, Planned, Run, Side, log_tail, program_names, total_budget
 
-# the differences (tools/lib/upstream.py's kinds, the stock run as the baseline) that fail the check:
+# the differences (tools/lib/upstream/expectations.py's kinds, the stock run as the baseline) that fail the check:
 # the wheel does worse than stock, or there is nothing to compare
 FAILING = frozenset({up.REGRESSION, up.NOW_SKIPPED, up.MISSING, up.NEW})
 
