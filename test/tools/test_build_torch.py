@@ -14,6 +14,7 @@ import pytest
 
 from conftest import run_tool
 from tools import build_torch as bt
+from tools.lib import source_build as sb
 from tools.lib import ui
 from tools.lib.pinned_source import READY_MARKER, release_root
 
@@ -52,7 +53,7 @@ def test_dry_run_prints_the_exact_plan_and_runs_nothing(pinned_source):
     lines = res.stdout.splitlines()
     assert lines[0] == f"cd {shlex.quote(str(pinned_source))}"
     env = _plan_env(res.stdout)
-    for key, value in bt.BUILD_ENV:
+    for key, value in sb.BUILD_ENV:
         assert env[key] == value, key
     for key in ("USE_CUDA", "USE_DISTRIBUTED", "USE_MKLDNN", "USE_FBGEMM", "USE_XNNPACK", "USE_KINETO", "USE_NNPACK",
                 "USE_QNNPACK", "USE_PYTORCH_QNNPACK", "BUILD_TEST", "USE_ITT", "USE_FLASH_ATTENTION", "USE_MEM_EFF_ATTENTION"):
@@ -69,7 +70,7 @@ def test_dry_run_prints_the_exact_plan_and_runs_nothing(pinned_source):
     # The Debian import lacks third_party: the dry run says a real run would stop.
     assert "warning: a real run would stop:" in res.stderr and "git clone --recursive" in res.stderr
     # (and a second one where this machine has less free disk than a build needs)
-    blockers = 1 + (shutil.disk_usage(pinned_source).free < bt.MIN_DISK_BYTES)
+    blockers = 1 + (shutil.disk_usage(pinned_source).free < sb.MIN_DISK_BYTES)
     assert f"dry run: {blockers} blocker(s) above; exit 3" in res.stderr
 
 
@@ -122,7 +123,7 @@ def test_dry_run_defaults_to_the_release_checkout_which_has_third_party(tmp_path
     res = run_tool("build_torch", "--cache-dir", tmp_path, "--dry-run")
     assert res.stdout.splitlines()[0] == f"cd {shlex.quote(str(root))}"
     assert "third_party" not in res.stderr
-    if shutil.disk_usage(root).free < bt.MIN_DISK_BYTES:  # this machine's disk is the one blocker left
+    if shutil.disk_usage(root).free < sb.MIN_DISK_BYTES:  # this machine's disk is the one blocker left
         assert res.returncode == 3 and "a real run would stop: only" in res.stderr, res.stderr
     else:
         assert res.returncode == 0, res.stderr
@@ -135,7 +136,7 @@ def _complete_tree(root: Path, setup_py: str) -> Path:
     root.mkdir()
     (root / "version.txt").write_text("2.6.0a0\n")
     (root / "setup.py").write_text(setup_py)
-    for rel in bt.REQUIRED_THIRD_PARTY:
+    for rel in sb.REQUIRED_THIRD_PARTY:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("")
     return root
@@ -167,10 +168,10 @@ def toolchain(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CC", str(bindir / "cc"))
     monkeypatch.setenv("CXX", str(bindir / "c++"))
-    monkeypatch.setattr(bt, "available_memory", lambda: 64 * GIB)
-    monkeypatch.setattr(bt, "cpu_count", lambda: 4)
-    monkeypatch.setattr(bt, "free_disk", lambda tree: 100 * GIB)
-    monkeypatch.setattr(bt, "probe_python", lambda sh, python: {
+    monkeypatch.setattr(sb, "available_memory", lambda: 64 * GIB)
+    monkeypatch.setattr(sb, "cpu_count", lambda: 4)
+    monkeypatch.setattr(sb, "free_disk", lambda tree: 100 * GIB)
+    monkeypatch.setattr(sb, "probe_python", lambda sh, python: {
         "version": [3, 11, 7], "include": "/usr/include/python3.11", "has_header": True, "missing": [], "bindir": str(bindir),
     })
     return bindir
@@ -181,7 +182,7 @@ def test_full_run_builds_with_the_plan_and_prints_the_test_hint(tmp_path, toolch
     assert bt.main(["--torch-src", str(tree), "--mode", "develop"]) == 0
     recorded = json.loads((tree / "recorded.json").read_text())
     assert recorded["argv"] == ["develop"]
-    for key, value in bt.BUILD_ENV:
+    for key, value in sb.BUILD_ENV:
         assert recorded["env"][key] == value
     assert recorded["env"]["MAX_JOBS"] == "4"
     out, err = capsys.readouterr()
@@ -229,87 +230,87 @@ def _error(fn, *args, **kwargs) -> str:
     (None, None),
 ])
 def test_parse_version(text, version):
-    assert bt.parse_version(text) == version
+    assert sb.parse_version(text) == version
 
 
 def test_check_compiler_accepts_supported_compilers():
-    assert bt.check_compiler("gcc (Debian 12.2.0-14+deb12u1) 12.2.0") == "gcc 12.2.0"
-    assert bt.check_compiler("c++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0\nCopyright (C) 2019 Free Software Foundation, Inc.") == "gcc 9.4.0"
-    assert bt.check_compiler("Ubuntu clang version 14.0.0-1ubuntu1.1\nTarget: x86_64-pc-linux-gnu") == "clang 14.0.0"
+    assert sb.check_compiler("gcc (Debian 12.2.0-14+deb12u1) 12.2.0") == "gcc 12.2.0"
+    assert sb.check_compiler("c++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0\nCopyright (C) 2019 Free Software Foundation, Inc.") == "gcc 9.4.0"
+    assert sb.check_compiler("Ubuntu clang version 14.0.0-1ubuntu1.1\nTarget: x86_64-pc-linux-gnu") == "clang 14.0.0"
 
 
 def test_check_compiler_failures():
-    assert _error(bt.check_compiler, None, what="C++ compiler", command="c++") == (
+    assert _error(sb.check_compiler, None, what="C++ compiler", command="c++") == (
         "no C++ compiler found (`c++`); install GCC >= 9.3 (`apt-get install gcc g++`) or point CC/CXX at one"
     )
-    old = _error(bt.check_compiler, "gcc (GCC) 9.2.1 20191120", what="C compiler", command="gcc")
+    old = _error(sb.check_compiler, "gcc (GCC) 9.2.1 20191120", what="C compiler", command="gcc")
     assert old.startswith("C compiler `gcc` is gcc 9.2.1; PyTorch 2.6.0 needs gcc >= 9.3") and "set CC/CXX" in old
-    assert "needs gcc >= 9.3" in _error(bt.check_compiler, "g++ (GCC) 8.5.0 20210514")
-    assert "needs clang >= 10.0" in _error(bt.check_compiler, "clang version 8.0.1")
-    assert "is not GCC or Clang" in _error(bt.check_compiler, "Intel(R) oneAPI DPC++/C++ Compiler 2024.0.0")
-    assert "cannot read the version" in _error(bt.check_compiler, "gcc (GCC) unknown")
+    assert "needs gcc >= 9.3" in _error(sb.check_compiler, "g++ (GCC) 8.5.0 20210514")
+    assert "needs clang >= 10.0" in _error(sb.check_compiler, "clang version 8.0.1")
+    assert "is not GCC or Clang" in _error(sb.check_compiler, "Intel(R) oneAPI DPC++/C++ Compiler 2024.0.0")
+    assert "cannot read the version" in _error(sb.check_compiler, "gcc (GCC) unknown")
 
 
 def test_check_cmake():
-    assert bt.check_cmake("cmake version 3.25.1\n") == "3.25.1"
-    assert bt.check_cmake("cmake version 3.18.0") == "3.18.0"
-    assert _error(bt.check_cmake, None) == "cmake not found; install cmake >= 3.18 (`pip install cmake` or `apt-get install cmake`)"
-    assert _error(bt.check_cmake, "cmake version 3.16.3") == (
+    assert sb.check_cmake("cmake version 3.25.1\n") == "3.25.1"
+    assert sb.check_cmake("cmake version 3.18.0") == "3.18.0"
+    assert _error(sb.check_cmake, None) == "cmake not found; install cmake >= 3.18 (`pip install cmake` or `apt-get install cmake`)"
+    assert _error(sb.check_cmake, "cmake version 3.16.3") == (
         "cmake 3.16.3 is too old; PyTorch 2.6.0 needs >= 3.18: `pip install 'cmake>=3.18'`"
     )
-    assert "cannot read the cmake version" in _error(bt.check_cmake, "garbage")
+    assert "cannot read the cmake version" in _error(sb.check_cmake, "garbage")
 
 
 def test_missing_ninja_is_a_warning_not_an_error():
-    assert bt.check_ninja("/usr/bin/ninja") is None
-    warning = bt.check_ninja(None)
+    assert sb.check_ninja("/usr/bin/ninja") is None
+    warning = sb.check_ninja(None)
     assert warning.startswith("ninja not found: setup.py falls back to Unix Makefiles") and "pip install ninja" in warning
 
 
 def test_check_python():
     ok = dict(version=[3, 11, 7], include_dir="/usr/include/python3.11", has_header=True, missing_modules=[])
-    assert bt.check_python("/usr/bin/python3", **ok) == []
-    assert _error(bt.check_python, "/usr/bin/python3", **{**ok, "version": [3, 8, 10]}) == (
+    assert sb.check_python("/usr/bin/python3", **ok) == []
+    assert _error(sb.check_python, "/usr/bin/python3", **{**ok, "version": [3, 8, 10]}) == (
         "/usr/bin/python3 is Python 3.8.10; PyTorch 2.6.0 needs >= 3.9: pass --python with a newer one"
     )
-    assert _error(bt.check_python, "/usr/bin/python3", **{**ok, "has_header": False}) == (
+    assert _error(sb.check_python, "/usr/bin/python3", **{**ok, "has_header": False}) == (
         "/usr/bin/python3 has no C headers (/usr/include/python3.11/Python.h is missing); install them "
         "(`apt-get install python3.11-dev`) or pass --python with an interpreter that has them"
     )
-    deps = _error(bt.check_python, "/usr/bin/python3", **{**ok, "missing_modules": ["yaml", "typing_extensions"]})
+    deps = _error(sb.check_python, "/usr/bin/python3", **{**ok, "missing_modules": ["yaml", "typing_extensions"]})
     assert deps.startswith("/usr/bin/python3 lacks build dependencies: pyyaml, typing_extensions; run `/usr/bin/python3 -m pip install pyyaml typing_extensions`")
-    assert "setuptools" in _error(bt.check_python, "py", **{**ok, "missing_modules": ["setuptools"]})
+    assert "setuptools" in _error(sb.check_python, "py", **{**ok, "missing_modules": ["setuptools"]})
     # wheel only matters for --mode wheel.
-    assert bt.check_python("py", **{**ok, "missing_modules": ["wheel"]}) == []
-    assert "lacks build dependencies: wheel" in _error(bt.check_python, "py", **{**ok, "missing_modules": ["wheel"]}, mode="wheel")
-    warnings = bt.check_python("py", **{**ok, "missing_modules": ["numpy"]})
+    assert sb.check_python("py", **{**ok, "missing_modules": ["wheel"]}) == []
+    assert "lacks build dependencies: wheel" in _error(sb.check_python, "py", **{**ok, "missing_modules": ["wheel"]}, mode="wheel")
+    warnings = sb.check_python("py", **{**ok, "missing_modules": ["numpy"]})
     assert len(warnings) == 1 and warnings[0].startswith("numpy is not installed for py")
 
 
 def test_check_disk():
-    bt.check_disk(25 * GIB, "/src")
-    bt.check_disk(20 * GIB, "/src")
-    assert _error(bt.check_disk, 12 * GIB, "/src") == (
+    sb.check_disk(25 * GIB, "/src")
+    sb.check_disk(20 * GIB, "/src")
+    assert _error(sb.check_disk, 12 * GIB, "/src") == (
         "only 12.0 GiB free at /src; a minimal CPU build needs 20.0 GiB (build/ plus the installed libraries); "
         "free space or put the checkout on a bigger disk"
     )
 
 
 def test_plan_jobs_from_cores_and_memory():
-    assert bt.plan_jobs(16, 64 * GIB) == (16, None)
-    jobs, note = bt.plan_jobs(16, 20 * GIB)
+    assert sb.plan_jobs(16, 64 * GIB) == (16, None)
+    jobs, note = sb.plan_jobs(16, 20 * GIB)
     assert jobs == 8 and note.startswith("MAX_JOBS=8: memory-bound (20.0 GiB available, 2.5 GiB per job, 16 cores)")
-    assert bt.plan_jobs(8, int(2.2 * GIB)) == (1, "MAX_JOBS=1: memory-bound (2.2 GiB available, 2.5 GiB per job, 8 cores)")
-    assert bt.plan_jobs(2, 64 * GIB, requested=2) == (2, None)
-    jobs, note = bt.plan_jobs(16, 10 * GIB, requested=8)
+    assert sb.plan_jobs(8, int(2.2 * GIB)) == (1, "MAX_JOBS=1: memory-bound (2.2 GiB available, 2.5 GiB per job, 8 cores)")
+    assert sb.plan_jobs(2, 64 * GIB, requested=2) == (2, None)
+    jobs, note = sb.plan_jobs(16, 10 * GIB, requested=8)
     assert jobs == 5 and note.startswith("--jobs 8 would leave 1.2 GiB per job (< 2 GiB)") and note.endswith("using MAX_JOBS=5")
-    assert bt.plan_jobs(4, 3 * GIB, requested=4)[0] == 1
-    assert _error(bt.plan_jobs, 8, int(1.5 * GIB)) == (
+    assert sb.plan_jobs(4, 3 * GIB, requested=4)[0] == 1
+    assert _error(sb.plan_jobs, 8, int(1.5 * GIB)) == (
         "only 1.5 GiB of memory available; even one compile job needs 2 GiB (some PyTorch files need more): "
         "free memory or use a bigger machine"
     )
     with pytest.raises(ui.UserError) as info:
-        bt.plan_jobs(4, 8 * GIB, requested=0)
+        sb.plan_jobs(4, 8 * GIB, requested=0)
     assert info.value.exit_code == ui.EXIT_USAGE
 
 
@@ -317,7 +318,7 @@ def test_check_submodules_on_a_tarball_style_tree(tmp_path):
     tree = tmp_path / "tarball"
     (tree / "third_party" / "miniz-3.0.2").mkdir(parents=True)
     (tree / "third_party" / "BUILD").write_text("")
-    message = _error(bt.check_submodules, tree)
+    message = _error(sb.check_submodules, tree)
     assert message.startswith(
         f"{tree} lacks the third_party sources a build needs (third_party/pybind11/CMakeLists.txt, "
         "third_party/fmt/CMakeLists.txt, third_party/sleef/CMakeLists.txt and 14 more; no .gitmodules"
@@ -338,7 +339,7 @@ def test_check_submodules_on_a_checkout_without_submodules(tmp_path):
     ))
     for n in names:
         (tree / "third_party" / n).mkdir(parents=True)  # what a non-recursive clone leaves: empty dirs
-    message = _error(bt.check_submodules, tree)
+    message = _error(sb.check_submodules, tree)
     assert message.startswith(f"{tree}: ")
     assert "git submodule source(s) are missing (third_party/pybind11, third_party/fmt, third_party/sleef and " in message
     assert message.endswith(f"run `git -C {tree} submodule update --init --recursive` and retry")
@@ -346,32 +347,32 @@ def test_check_submodules_on_a_checkout_without_submodules(tmp_path):
 
 def test_check_submodules_passes_on_a_complete_tree(tmp_path):
     tree = _complete_tree(tmp_path / "complete", "")
-    bt.check_submodules(tree)
+    sb.check_submodules(tree)
     (tree / ".gitmodules").write_text('[submodule "third_party/extra"]\n\tpath = third_party/extra\n')
     (tree / "third_party" / "extra").mkdir()
-    assert "(third_party/extra)" in _error(bt.check_submodules, tree)
+    assert "(third_party/extra)" in _error(sb.check_submodules, tree)
     (tree / "third_party" / "extra" / "LICENSE").write_text("")
-    bt.check_submodules(tree)
+    sb.check_submodules(tree)
 
 
 def test_check_tree_and_version(tmp_path):
-    assert _error(bt.check_tree, tmp_path / "nope").startswith(f"{tmp_path / 'nope'} is not a directory; pass --torch-src")
-    assert _error(bt.check_tree, tmp_path) == (
+    assert _error(sb.check_tree, tmp_path / "nope").startswith(f"{tmp_path / 'nope'} is not a directory; pass --torch-src")
+    assert _error(sb.check_tree, tmp_path) == (
         f"{tmp_path} is not a PyTorch source tree (no setup.py / version.txt); pass --torch-src with a v2.6.0 checkout"
     )
-    bt.check_version("2.6.0a0\n", tmp_path)
-    bt.check_version("2.6.0\n", tmp_path)
-    assert _error(bt.check_version, "2.5.1\n", tmp_path).startswith(f"{tmp_path} is PyTorch 2.5.1, not 2.6.0; check out tag v2.6.0")
-    assert "is PyTorch 2.6.10" in _error(bt.check_version, "2.6.10", tmp_path)
+    sb.check_version("2.6.0a0\n", tmp_path)
+    sb.check_version("2.6.0\n", tmp_path)
+    assert _error(sb.check_version, "2.5.1\n", tmp_path).startswith(f"{tmp_path} is PyTorch 2.5.1, not 2.6.0; check out tag v2.6.0")
+    assert "is PyTorch 2.6.10" in _error(sb.check_version, "2.6.10", tmp_path)
 
 
 def test_build_env_and_plan_rendering(tmp_path):
-    env = bt.build_env(3, None)
-    assert list(env)[: len(bt.BUILD_ENV)] == [k for k, _ in bt.BUILD_ENV]
+    env = sb.build_env(3, None)
+    assert list(env)[: len(sb.BUILD_ENV)] == [k for k, _ in sb.BUILD_ENV]
     assert env["MAX_JOBS"] == "3" and "CMAKE_CXX_COMPILER_LAUNCHER" not in env
-    env = bt.build_env(3, "/usr/bin/ccache", "/opt/venv bin")
+    env = sb.build_env(3, "/usr/bin/ccache", "/opt/venv bin")
     assert env["CMAKE_C_COMPILER_LAUNCHER"] == env["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache"
-    plan = bt.render_plan(tmp_path / "my tree", env, bt.build_command("/opt/py/bin/python", "wheel"))
+    plan = sb.render_plan(tmp_path / "my tree", env, sb.build_command("/opt/py/bin/python", "wheel"))
     assert plan[0] == f"cd '{tmp_path / 'my tree'}'"
     assert "export PATH='/opt/venv bin'\":$PATH\"" in plan
     assert plan[-1] == "/opt/py/bin/python setup.py bdist_wheel"
