@@ -6736,6 +6736,39 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
 
         self.check_output_and_recompiles(fn, count=[1, 2])
 
+    def test_python_function_in_a_retained_graph_unpacks_as_eager(self):
+        # the graph's call_backward reads the saved tensors compiled autograd
+        # passes in; Dynamo reads the live ctx's own saved_tensors only if the
+        # traced code does, so their unpack hooks run as often as in eager
+        # (before: once more per guard on them, 15 calls for eager's 1)
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+
+        def run():
+            torch.manual_seed(0)
+            calls = []
+            x = torch.randn(4, requires_grad=True)
+            with _recording_saved_tensor_hooks(calls):
+                out = Square.apply(x).sin().sum()
+            per_backward = []
+            for retain_graph in (True, True, False):
+                calls.clear()
+                out.backward(retain_graph=retain_graph)
+                per_backward.append(list(calls))
+            return x.grad, per_backward
+
+        expected = run()
+        with compiled_autograd._enable(make_compiler_fn(backend="aot_eager")):
+            self.assertEqual(run(), expected)
+
     def _checkpoint_program_grads(self, program, backend):
         # grads of `program` (a function of x, w1, w2 returning a loss) in
         # eager, then for two steps under compiled autograd

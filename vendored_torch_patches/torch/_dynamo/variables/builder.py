@@ -787,33 +787,33 @@ class VariableBuilder:
                 source=self.source,
             )
         elif isinstance(value, torch.autograd.function.FunctionCtx):
-            actual_saved_tensors = None
-            try:
-                actual_saved_tensors = value.saved_tensors
-            except RuntimeError:
-                pass
+            self.install_guards(GuardBuilder.TYPE_MATCH)
 
-            saved_tensors = []
-            guards = [self.source.make_guard(GuardBuilder.TYPE_MATCH)]
-            if isinstance(actual_saved_tensors, tuple):
-                saved_tensors_source = AttrSource(self.source, "saved_tensors")
-                guards.append(
+            def read_saved_tensors(tx=self.tx, source=self.source, value=value):
+                # ctx.saved_tensors unpacks every saved variable and runs its
+                # saved-tensor unpack hook, so it is read (and guarded on) only
+                # when the traced code reads it, as eager would
+                try:
+                    actual_saved_tensors = value.saved_tensors
+                except RuntimeError:
+                    return []
+                if not isinstance(actual_saved_tensors, tuple):
+                    return []
+                saved_tensors_source = AttrSource(source, "saved_tensors")
+                install_guard(
                     saved_tensors_source.make_guard(GuardBuilder.SEQUENCE_LENGTH)
                 )
-                for i, v in enumerate(actual_saved_tensors):
-                    saved_tensors.append(
-                        VariableBuilder(
-                            self.tx, GetItemSource(saved_tensors_source, i)
-                        )(v)
-                    )
-            install_guard(*guards)
+                return [
+                    VariableBuilder(tx, GetItemSource(saved_tensors_source, i))(v)
+                    for i, v in enumerate(actual_saved_tensors)
+                ]
 
             return self.tx.output.side_effects.track_object_existing(
                 value,
                 AutogradFunctionContextVariable(
                     value,
                     source=self.source,
-                    saved_tensors=SavedTensorBox(saved_tensors),
+                    saved_tensors=SavedTensorBox(pending=read_saved_tensors),
                 ),
             )
         elif (
