@@ -150,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     python = _python_path(args.python)
     if args.jobs is not None and args.jobs < 1:
         raise ui.UserError(f"--jobs must be at least 1, not {args.jobs}", exit_code=ui.EXIT_USAGE)
-    cache = args.cache_dir.expanduser().resolve() if args.cache_dir else paths.cache_dir()
+    cache = paths.resolve_cache(args.cache_dir)
     tree = resolve_tree(args, cache)
     if args.dry_run:
         return dry_run(tree, args, python)

@@ -302,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         return cmd_list(profile, suites, args.expectations)
     sh = Shell(verbose=not args.quiet)
-    cache = args.cache = paths.cache_dir()  # read_overlay_stamp finds the default overlay under it
+    cache = args.cache = paths.cache_dir()  # overlay_root (read_overlay_stamp) finds the default overlay under args.cache
     mode = mode_of(args)
     from .lib.stack import Stack
 
