@@ -47,10 +47,12 @@ class Setup:
 
 
 def in_venv(setup: Setup, venv_kind: str, script: Path, *args: str) -> list[str]:
-    """argv running ``script`` in the stock 2.6 or 2.7 venv, or in the overlay venv through ``overlay.py run``."""
+    """argv running ``script`` in the stock 2.6 or 2.7 venv, or in the setup's overlay venv through
+    ``overlay.py run``."""
     if venv_kind in ("stock", PEER):
         return [str(setup.venv(venv_kind) / "bin" / "python"), str(script), *args]
-    return [sys.executable, str(paths.TOOLS_DIR / "overlay.py"), "-q", "run", "--", "python", str(script), *args]
+    return [sys.executable, str(paths.TOOLS_DIR / "overlay.py"), "-q", "--overlay-dir", str(setup.overlay_dir), "run",
+            "--", "python", str(script), *args]
 
 
 def last_answer(output: str, code: int, how: str = "") -> dict:
