@@ -3196,6 +3196,65 @@ torch::Tensor square_traceable(const torch::Tensor& x) {
                 self.assertEqual(sorted(calls), eager_calls)
 
     @scoped_load_inline
+    def test_functional_cpp_node_tensors_nested_in_saved_data(self, load_inline):
+        # Tensors in a list, a tuple and a dict of a C++ Function's saved_data
+        # are graph inputs like the top-level ones: eager's grads, traceable
+        # or not, and new Tensors of the same sizes reuse the capture
+        cpp_source = """
+template <bool kTraceable>
+struct NestedSaved : public torch::autograd::Function<NestedSaved<kTraceable>> {
+  static constexpr bool is_traceable = kTraceable;
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+      const torch::Tensor& x, const torch::Tensor& y) {
+    ctx->saved_data["list"] = std::vector<torch::Tensor>{x.detach(), y.detach()};
+    ctx->saved_data["tuple"] = c10::ivalue::Tuple::create({y.detach(), 3});
+    c10::Dict<std::string, torch::Tensor> dict;
+    dict.insert("x", x.detach());
+    ctx->saved_data["dict"] = dict;
+    return x * y * 3;
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad) {
+    auto list = ctx->saved_data["list"].toTensorVector();
+    auto tuple = ctx->saved_data["tuple"].toTupleRef().elements();
+    auto x = ctx->saved_data["dict"].toGenericDict().at("x").toTensor();
+    auto half = tuple[1].toInt() / 2.0;  // 1.5: each grad sums two copies
+    return {grad[0] * (list[1] + tuple[0].toTensor()) * half,
+            grad[0] * (list[0] + x) * half};
+  }
+};
+torch::Tensor nested_saved(const torch::Tensor& x, const torch::Tensor& y) {
+  return NestedSaved<false>::apply(x, y);
+}
+torch::Tensor nested_saved_traceable(const torch::Tensor& x, const torch::Tensor& y) {
+  return NestedSaved<true>::apply(x, y);
+}
+"""
+        module = load_inline(
+            name="test_functional_cpp_node_tensors_nested_in_saved_data",
+            cpp_sources=cpp_source,
+            functions=["nested_saved", "nested_saved_traceable"],
+            verbose=True,
+        )
+        # (the op of a C++ Function not marked traceable is a graph break)
+        for op, count in (
+            (module.nested_saved, [1, 2]),
+            (module.nested_saved_traceable, 1),
+        ):
+
+            def fn():
+                for _ in range(2):
+                    x = torch.randn(5, requires_grad=True)
+                    y = torch.randn(5, requires_grad=True)
+                    op(x.sin(), y).sum().backward()
+                    yield x.grad
+                    yield y.grad
+
+            self.check_output_and_recompiles(
+                fn, count=count, compiler_fn=make_compiler_fn(fullgraph=False)
+            )
+
+    @scoped_load_inline
     def test_functional_cpp_node_backward_returning_undefined_grads(self, load_inline):
         # backward returns undefined grads for the inputs that do not need
         # them (ctx->needs_input_grad answers from the rebuilt context), plus

@@ -466,12 +466,22 @@ class CompiledNodeArgs {
       for (auto&& value : list) {
         collect(value, true);
       }
+    } else if (iv.isTuple()) {
+      // as a list: a Tensor in it is a graph input, which
+      // SwapSavedVariables::before(at::IValue&) swaps, not a hash of its
+      // TensorImpl
+      const auto& elements = iv.toTupleRef().elements();
+      collect_size(elements.size());
+      for (const auto& value : elements) {
+        collect(value, true);
+      }
     } else if (iv.isGenericDict()) {
       c10::Dict<at::IValue, at::IValue> ordered_dict = iv.toGenericDict();
       collect_size(ordered_dict.size());
       // NOLINTNEXTLINE(modernize-loop-convert)
       for (auto it = ordered_dict.begin(); it != ordered_dict.end(); it++) {
-        collect(it->key());
+        // nested: an int key is hashed, not lifted (before() visits no key)
+        collect(it->key(), true);
         collect(it->value(), true);
       }
     } else if (iv.isTensor()) {
@@ -822,6 +832,60 @@ class SwapSavedVariables {
     stashed_symints.restore(&t);
   }
 
+  // A copy of iv (a list, tuple or dict, nested to any depth) in which each
+  // Tensor that CompiledNodeArgs::collect(const at::IValue&) made a graph
+  // input is its proxy; iv itself where it holds none.  A copy, because a
+  // c10::List or c10::Dict is shared by reference: after() restores the
+  // IValue that holds the original.  Nested numbers stay the constants that
+  // collect() keyed.
+  static at::IValue with_proxies(
+      const at::IValue& iv,
+      TensorArgs& tensor_args,
+      bool& swapped) {
+    bool any = false;
+    if (iv.isTensor()) {
+      const TensorArg& arg = tensor_args.lookup(iv.toTensor());
+      if (!arg.defined()) {
+        return iv;
+      }
+      TORCH_INTERNAL_ASSERT(arg.proxy_tensor.defined());
+      swapped = true;
+      return arg.proxy_tensor;
+    } else if (iv.isList()) {
+      const c10::List<at::IValue> list = iv.toList();
+      c10::impl::GenericList out(list.elementType());
+      out.reserve(list.size());
+      for (const at::IValue& value : list) {
+        out.push_back(with_proxies(value, tensor_args, any));
+      }
+      if (any) {
+        swapped = true;
+        return out;
+      }
+    } else if (iv.isTuple()) {
+      std::vector<at::IValue> out;
+      for (const at::IValue& value : iv.toTupleRef().elements()) {
+        out.push_back(with_proxies(value, tensor_args, any));
+      }
+      if (any) {
+        swapped = true;
+        return c10::ivalue::Tuple::create(std::move(out));
+      }
+    } else if (iv.isGenericDict()) {
+      const c10::Dict<at::IValue, at::IValue> dict = iv.toGenericDict();
+      c10::impl::GenericDict out(dict.keyType(), dict.valueType());
+      out.reserve(dict.size());
+      for (const auto& entry : dict) {
+        out.insert(entry.key(), with_proxies(entry.value(), tensor_args, any));
+      }
+      if (any) {
+        swapped = true;
+        return out;
+      }
+    }
+    return iv;
+  }
+
   void before(at::IValue& iv) {
     if (iv.isTensor()) {
       before(iv.toTensor());
@@ -829,6 +893,13 @@ class SwapSavedVariables {
       stashed_ivalues.save(&iv, at::IValue(iv));
       if (iv.isInt() || iv.isSymInt() || iv.isDouble() || iv.isSymFloat()) {
         iv = compiler.lifted_ivalue_args.next_proxy(&iv);
+      } else if (iv.isList() || iv.isTuple() || iv.isGenericDict()) {
+        // Tensors nested in a C++ Function's saved_data (a list of them, say)
+        bool swapped = false;
+        at::IValue with_proxy = with_proxies(iv, compiler.tensor_args, swapped);
+        if (swapped) {
+          iv = std::move(with_proxy);
+        }
       }
     }
   }
