@@ -349,7 +349,7 @@ def test_cpp_extension_programs_give_eager_grads_on_the_wheel(wheel_venv):
     lines = program_verdicts(wheel_venv, "cpp_extension_programs.py", 5, "aot_eager", str(build))
     # three captures each: the first static; the second batch accumulates into the first's grads (a new
     # capture everywhere), at its own sizes; the third batch size recaptures with the changed sizes dynamic
-    # (the shape saved as an int list among them, a size input, P32), which later sizes would reuse
+    # (the shape saved as an int list among them, a size input, P30), which later sizes would reuse
     assert set(lines.values()) == {"ok captures=3"}
 
 

@@ -32,7 +32,7 @@ the areas the stack touches.  Why these files (all exist at v2.6.0):
   forward and backward (P6's goal).
 * ``dynamo/test_activation_checkpointing.py`` -- checkpointing, some of it
   under CA (recomputation inside a CA-captured backward).
-* ``dynamo/test_bytecode_utils.py`` -- Dynamo's bytecode helpers; P36 shares
+* ``dynamo/test_bytecode_utils.py`` -- Dynamo's bytecode helpers; P34 shares
   an inlined function's cleaned bytecode between the tracers that inline it.
 
 Not chosen: ``distributed/...`` (needs a process group), the compiled
@@ -110,15 +110,15 @@ _REPLICATE_SUITE = Suite("distributed/_composable/test_replicate_with_compiler.p
 _RECOMPILES_SUITE = Suite("dynamo/test_recompiles.py",
                           why="Dynamo's recompile guards, a global dict looked up by a local Tensor (P21)", estimate_s=20)
 _BYTECODE_SUITE = Suite("dynamo/test_bytecode_utils.py",
-                        why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P36)", estimate_s=15)
+                        why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P34)", estimate_s=15)
 # the vector ISA pick (the tests that read pick_vec_isa / valid_vec_isa_list), not the file's kernels
 _CPU_REPRO_SUITE = Suite("inductor/test_cpu_repro.py", k="simd or vec_isa",
-                         why="Inductor's vector ISA pick: candidates checked in order, none after the one picked (P40)",
+                         why="Inductor's vector ISA pick: candidates checked in order, none after the one picked (P38)",
                          estimate_s=15)
 # TestFX's setUp loads a torchbind test library that the wheels do not ship: every other class
 # (the fx passes' suites it imports, functional and vision tracing, the API surface)
 _FX_SUITE = Suite("test_fx.py", k="not TestFX",
-                  why="fx graphs: Node argument normalization, users, find-nodes filing, the passes (P37)",
+                  why="fx graphs: Node argument normalization, users, find-nodes filing, the passes (P35)",
                   estimate_s=45)
 
 # P23's kernel at the Python key for inductor::accumulate_grad_: the subclasses that meet it.
