@@ -132,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mem = sub.add_parser("memory", help="saved-tensor memory (checkpointing, save_on_cpu): bytes kept by the forward "
                          "and the backward's peak, eager vs compiled autograd, stock 2.6 vs the stack vs stock 2.7")
     mem.add_argument("--programs", nargs="+", default=list(memory.PROGRAMS), choices=memory.PROGRAMS, help="default: all")
+    mem.add_argument("--backend", default="aot_eager", choices=memory.BACKENDS,
+                     help="what compiles compiled autograd's graph (default: %(default)s)")
     _add_first_parser(sub)
     r = sub.add_parser("report", help="all of it in one report (results/report.md): ca with its targets, stack, overlay")
     r.add_argument("--reps", type=int, default=3, help="ca reps (default: %(default)s)")
@@ -163,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ui.out(sizes.bench_sizes(setup, args.reps, args.pairs, args.workloads, args.out.resolve(), args.instructions,
                                  args.jobs, args.counts_only))
     elif args.what == "memory":
-        ui.out(memory.bench_memory(setup, args.programs))
+        ui.out(memory.bench_memory(setup, args.programs, args.backend))
     elif args.what == "models" and args.from_outcomes:
         ui.out(models.render_models(args.from_outcomes))
     elif args.what == "models":

@@ -65,13 +65,14 @@ def _forward(torch, program: str, blocks, x):
     return h.square().mean()
 
 
-def _measure(torch, program: str, blocks, x, compiled: bool) -> dict:
-    """One forward and backward under the profiler: the bytes the forward left, the backward's peak."""
+def _measure(torch, program: str, blocks, x, backend: str | None) -> dict:
+    """One forward and backward (under compiled autograd with ``backend``, unless None) under the
+    profiler: the bytes the forward left, the backward's peak."""
     ctx = contextlib.nullcontext()
-    if compiled:
+    if backend is not None:
         from torch._dynamo import compiled_autograd
 
-        ctx = compiled_autograd._enable(torch.compile(backend="aot_eager"))
+        ctx = compiled_autograd._enable(torch.compile(backend=backend))
     for p in [*blocks.parameters(), x]:
         p.grad = None
     acts = [torch.profiler.ProfilerActivity.CPU]
@@ -95,17 +96,17 @@ def _measure(torch, program: str, blocks, x, compiled: bool) -> dict:
             "grads": grads}
 
 
-def run(program: str) -> dict:
+def run(program: str, backend: str = "aot_eager") -> dict:
     import torch
 
     if program not in PROGRAMS:
         raise SystemExit(f"unknown program {program!r}; choose from {', '.join(PROGRAMS)}")
     blocks, x = _model(torch)
-    result: dict = {"program": program, "torch": torch.__version__}
+    result: dict = {"program": program, "torch": torch.__version__, "backend": backend}
     grads = {}
-    for way, compiled in (("eager", False), ("ca", True)):
-        first = _measure(torch, program, blocks, x, compiled)  # the capture and compile, one-time allocations
-        got = _measure(torch, program, blocks, x, compiled)
+    for way, ca_backend in (("eager", None), ("ca", backend)):
+        first = _measure(torch, program, blocks, x, ca_backend)  # the capture and compile, one-time allocations
+        got = _measure(torch, program, blocks, x, ca_backend)
         grads[way] = got.pop("grads")
         result.update({f"{way}_{key}": value for key, value in got.items()})
         result[f"{way}_first_backward_peak"] = first["backward_peak"]
@@ -115,8 +116,9 @@ def run(program: str) -> dict:
 
 def main() -> int:
     program = sys.argv[1]
+    backend = sys.argv[2] if len(sys.argv) > 2 else "aot_eager"
     try:
-        result = run(program)
+        result = run(program, backend)
     except Exception as err:  # the error is the answer
         from bench_workloads import _error  # beside this file (sys.path[0])
 
