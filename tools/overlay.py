@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -120,15 +119,7 @@ def check_installed(args: argparse.Namespace, stamp: dict) -> None:
 
 
 def overlay_env(args: argparse.Namespace) -> dict[str, str]:
-    venv = venv_dir(args)
-    stamp = load_stamp(args)
-    return {
-        "VIRTUAL_ENV": str(venv),
-        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONNOUSERSITE": "1",
-        "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR")
-        or str(install.extensions_dir(overlay_root(args) / "state", stamp["stack"])),
-    }
+    return install.run_env(overlay_root(args), venv_dir(args), load_stamp(args)["stack"])
 
 
 def cmd_env(args: argparse.Namespace) -> int:

@@ -194,13 +194,22 @@ def test_the_ca_table_comes_with_a_png_plot_of_stock_and_overlay(tmp_path):
     assert (tmp_path / "ca.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def test_the_overlay_worker_builds_its_extensions_where_the_overlay_venv_keeps_them(tmp_path, monkeypatch):
-    """torch's JIT loader does not rebuild an extension when the torch headers change, so the overlay
-    worker leaves TORCH_EXTENSIONS_DIR to `overlay.py run` (a dir per stack, test_overlay.py); the
-    stock worker keeps its own."""
+def test_the_overlay_worker_runs_as_overlay_py_run_would_run_it(tmp_path, monkeypatch):
+    """The overlay worker runs with the overlay venv's python in the environment `overlay.py run`
+    gives a command: the venv first on PATH, and C++ extensions in a dir per stack, since torch's
+    JIT loader does not rebuild an extension when the torch headers change.  The stock worker
+    keeps its own extensions dir."""
+    from tools.lib.overlay import build as ob
+
     monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
-    assert "TORCH_EXTENSIONS_DIR" not in workloads.worker_env(_setup(), "overlay", 0, tmp_path)
-    stock = workloads.worker_env(_setup(), "stock", 0, tmp_path)["TORCH_EXTENSIONS_DIR"]
+    setup = core.Setup(cache=tmp_path, sh=Shell(verbose=False))
+    setup.overlay_dir.mkdir()
+    (setup.overlay_dir / ob.STAMP_JSON).write_text(json.dumps({"stack": "0123abcd"}))
+    env = workloads.worker_env(setup, "overlay", 0, tmp_path)
+    assert env["TORCH_EXTENSIONS_DIR"] == str(setup.overlay_dir / "state" / "torch_extensions" / "0123abcd")
+    assert env["PATH"].split(os.pathsep)[0] == str(setup.overlay_dir / "venv" / "bin")
+    assert core.in_venv(setup, "overlay", Path("w.py"), "a")[0] == str(setup.overlay_dir / "venv" / "bin" / "python")
+    stock = workloads.worker_env(setup, "stock", 0, tmp_path)["TORCH_EXTENSIONS_DIR"]
     assert Path(stock).parts[-3:] == ("bench", "stock", "extensions")
 
 

@@ -47,12 +47,20 @@ class Setup:
 
 
 def in_venv(setup: Setup, venv_kind: str, script: Path, *args: str) -> list[str]:
-    """argv running ``script`` in the stock 2.6 or 2.7 venv, or in the setup's overlay venv through
-    ``overlay.py run``."""
-    if venv_kind in ("stock", PEER):
-        return [str(setup.venv(venv_kind) / "bin" / "python"), str(script), *args]
-    return [sys.executable, str(paths.TOOLS_DIR / "overlay.py"), "-q", "--overlay-dir", str(setup.overlay_dir), "run",
-            "--", "python", str(script), *args]
+    """argv running ``script`` with the python of the stock 2.6, the 2.7 or the setup's overlay venv
+    (whose torch is the stack's wheel, built and installed by :func:`ensure_overlay`); an overlay
+    worker runs in :func:`venv_env`'s environment, as ``overlay.py run`` would run it."""
+    return [str(setup.venv(venv_kind) / "bin" / "python"), str(script), *args]
+
+
+def venv_env(setup: Setup, venv_kind: str) -> dict[str, str]:
+    """The environment a worker in the venv gets on top of the caller's: for the overlay venv, what
+    ``overlay.py run`` gives a command (PATH, no user site, the stack's C++ extensions dir)."""
+    if venv_kind != "overlay":
+        return {}
+    from ..overlay import install
+
+    return install.run_env(setup.overlay_dir, setup.venv("overlay"), overlay_stack_id(setup))
 
 
 def last_answer(output: str, code: int, how: str = "") -> dict:

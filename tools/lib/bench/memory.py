@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import ui
-from .core import PEER, PEER_LABEL, WORKERS, Setup, answer_of, ensure_overlay, ensure_stock_venv, in_venv, machine_facts
+from .core import (PEER, PEER_LABEL, WORKERS, Setup, answer_of, ensure_overlay, ensure_stock_venv, in_venv, machine_facts,
+                   venv_env)
 
 WORKER = WORKERS / "bench_memory.py"
 # the worker's PROGRAMS (it runs in a torch venv; the tooling does not import it)
@@ -17,7 +18,7 @@ BACKENDS = ("aot_eager", "inductor")  # what torch.compile compiles the compiled
 
 def memory_sample(setup: Setup, venv_kind: str, program: str, backend: str = "aot_eager") -> dict:
     """The worker's answer for ``program`` in one venv, the compiled-autograd graph compiled by ``backend``."""
-    return answer_of(setup, in_venv(setup, venv_kind, WORKER, program, backend))
+    return answer_of(setup, in_venv(setup, venv_kind, WORKER, program, backend), venv_env(setup, venv_kind))
 
 
 def _mib(n: float) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import callgrind, ui
 from ..shell import Shell
-from .core import PEER, WORKERS, Setup, answer_of, in_turns, in_venv, overlay_stack_id
+from .core import PEER, WORKERS, Setup, answer_of, in_turns, in_venv, venv_env
 
 WORKER = WORKERS / "bench_workloads.py"
 # the worker's WORKLOADS and SEQ_WORKLOADS (it runs in a torch venv; the tooling does not import it)
@@ -37,10 +37,11 @@ def worker_argv(setup: Setup, venv_kind: str, workload: str, mode: str, *extra: 
 
 
 def worker_env(setup: Setup, kind: str, rep: int | str, out_dir: Path) -> dict[str, str]:
-    """A worker's cache dirs.  The overlay worker's C++ extensions go where ``overlay.py run``
-    puts them, a dir per stack (see tools/lib/overlay/install.py: torch's JIT loader does not
-    rebuild an extension when the torch headers change); the stock venv's headers never change."""
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
+    """A worker's environment: its cache dirs, and for the overlay worker what ``overlay.py run``
+    gives a command (:func:`core.venv_env`: its C++ extensions in a dir per stack, since torch's
+    JIT loader does not rebuild an extension when the torch headers change); the stock venvs'
+    headers never change."""
+    env = {**venv_env(setup, kind), "TORCHINDUCTOR_CACHE_DIR": str(out_dir / "inductor" / f"{kind}-{rep}")}
     if kind in ("stock", PEER):
         env["TORCH_EXTENSIONS_DIR"] = str(setup.cache / "bench" / kind / "extensions")
     return env
@@ -88,13 +89,9 @@ def instructions_sample(setup: Setup, kind: str, workload: str, mode: str, env: 
     times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's python (its
     torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
     and must have run the stack's C++."""
-    from ..overlay import install
     from ..overlay.venv import venv_python
 
-    env = callgrind_env(setup.sh, env, callgrind_dir(setup))
-    if kind == "overlay":
-        env.setdefault("TORCH_EXTENSIONS_DIR", str(install.extensions_dir(setup.overlay_dir / "state",
-                                                                          overlay_stack_id(setup))))
+    env = callgrind_env(setup.sh, {**venv_env(setup, kind), **env}, callgrind_dir(setup))
     runs = out_dir / "callgrind"
     runs.mkdir(parents=True, exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"{workload}-{mode}-{kind}-", dir=runs)) / "callgrind.out"

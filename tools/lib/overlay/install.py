@@ -38,6 +38,19 @@ def extensions_dir(state: Path, stack_id: str) -> Path:
     return state / "torch_extensions" / stack_id
 
 
+def run_env(overlay_dir: Path, venv: Path, stack_id: str) -> dict[str, str]:
+    """What a command run in ``venv``, whose torch is the wheel of the overlay at ``overlay_dir``
+    (of stack ``stack_id``), gets on top of the caller's environment: the venv first on PATH, no
+    user site, and C++ extensions built in a dir per stack (unless the caller names one)."""
+    return {
+        "VIRTUAL_ENV": str(venv),
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONNOUSERSITE": "1",
+        "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR")
+        or str(extensions_dir(overlay_dir / "state", stack_id)),
+    }
+
+
 def installed(state: Path) -> dict | None:
     """``{"wheel": name, "sha256": ..., "version": ...}`` of the wheel installed into the venv, or None."""
     f = state / RECORD_JSON
