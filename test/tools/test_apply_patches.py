@@ -274,6 +274,24 @@ def test_an_edited_stack_replaces_the_commits_apply_made_from_the_old_one(pin_cl
     assert git(repo, "rev-parse", "HEAD") == pin and git(repo, "status", "--porcelain") == ""
 
 
+def test_a_patch_whose_message_alone_changed_is_committed_again(pin_clone, stack):
+    """Patch-ids see the diff alone: a patch file whose commit message was edited (a reworded
+    commit, exported) is not applied until its commit carries the new message, so that export
+    --check agrees with the applied tree."""
+    repo = pin_clone()
+    assert run_tool("apply_patches", "--torch-src", repo, "--stack", stack).returncode == 0
+    name = (stack / "series").read_text().split()[4]
+    text = (stack / name).read_text()
+    subject = next(line for line in text.split("\n") if line.startswith("Subject: "))
+    (stack / name).write_text(text.replace(subject, subject + " (reworded)", 1))
+    status = run_tool("apply_patches", "--torch-src", repo, "--stack", stack, "--status").stdout
+    assert "4/6 patches" in status and "(2 commit(s) from an older version of the stack" in status
+    res = run_tool("apply_patches", "--torch-src", repo, "--stack", stack)
+    assert res.returncode == 0, res.stderr
+    assert git(repo, "log", "-1", "--format=%s", "HEAD~1").strip().endswith("(reworded)")
+    assert run_tool("export_patches", "--torch-src", repo, "--stack", stack, "--check").returncode == 0
+
+
 def test_an_edited_stack_never_drops_a_user_commit(pin_clone, stack):
     repo = _applied_with_a_user_commit_on_top(pin_clone(), stack)
     _edit_patch(stack, 3)

@@ -17,7 +17,7 @@ from .patchfile import PatchFile
 from .pin import PIN, describe_mismatch, sha256_bytes
 from .shell import CommandError, Shell
 from .stack import PatchConflict, Stack, describe_apply_failure, describe_merge_conflict
-from .tree_base import StackMark, TreeState, check_writable
+from .tree_base import StackMark, TreeState, check_writable, strip_stack_mark
 
 Made = tuple[PatchFile, str, str, bool]  # a commit apply built: patch, commit id, subject, 3-way merged
 
@@ -42,6 +42,7 @@ class GitTree:
             raise ui.UserError(f"{path} is inside the git repository {top}; pass the repository's top-level dir")
         self.git_dir = Path(self.git("rev-parse", "--absolute-git-dir", log=False).strip())
         self._pid_cache: dict[Path, list[str]] = {}
+        self._message_cache: dict[Path, list[str]] = {}
         self.objects = Path(self.git("rev-parse", "--git-path", "objects", log=False).strip())
         if not self.objects.is_absolute():
             self.objects = (path / self.objects).resolve()
@@ -143,16 +144,41 @@ class GitTree:
             self._pid_cache[stack.dir] = cached
         return cached
 
-    def _history(self, depth: int) -> tuple[list[str], dict[str, str], dict[str, StackMark]]:
-        """HEAD's first-parent commits (newest first), their patch-ids and their stack marks."""
+    def _mail(self, path: Path, tmpdir: Path, env: dict[str, str] | None = None) -> tuple[dict[str, str], str]:
+        """A patch file as ``git am -k`` reads it: its mail headers (Author, Email, Date, Subject) and the
+        commit message apply makes of it (subject and body, without the stack mark); its diff is left in
+        ``tmpdir / "diff"``."""
+        info = self.sh.run(
+            *Shell.git_argv("mailinfo", "-k", "-u", str(tmpdir / "msg"), str(tmpdir / "diff")),
+            input=path.read_bytes(), binary=True, env=env, log=False,
+        ).stdout.decode("utf-8", "replace")
+        meta = dict(line.split(": ", 1) for line in info.splitlines() if ": " in line)
+        body = (tmpdir / "msg").read_text(encoding="utf-8", errors="surrogateescape")
+        message = meta.get("Subject", "") + ("\n\n" + body if body.strip() else "\n")
+        return meta, message if message.endswith("\n") else message + "\n"
+
+    def _file_messages(self, stack: Stack) -> list[str]:
+        """The commit message apply makes of every patch file, computed once per stack."""
+        cached = self._message_cache.get(stack.dir)
+        if cached is None:
+            with tempfile.TemporaryDirectory(prefix="fca-mail-") as tmp:
+                cached = [self._mail(f, Path(tmp))[1] for f in stack.files]
+            self._message_cache[stack.dir] = cached
+        return cached
+
+    def _history(self, depth: int) -> tuple[list[str], dict[str, str], dict[str, StackMark], dict[str, str]]:
+        """HEAD's first-parent commits (newest first), their patch-ids, their stack marks and the
+        messages of the commits that have one (without the mark)."""
         commits = self.git("rev-list", "--first-parent", f"--max-count={depth}", "HEAD", log=False).split()
         messages = self.git("log", "--first-parent", f"--max-count={depth}", "--format=%x01%H%n%B", "HEAD", log=False)
         marks: dict[str, StackMark] = {}
+        bodies: dict[str, str] = {}
         for chunk in messages.split("\x01")[1:]:
             commit, _, body = chunk.partition("\n")
             mark = StackMark.find(body)
             if mark is not None:
                 marks[commit] = mark
+                bodies[commit] = strip_stack_mark(body.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
         log = self.git(
             "-c", "log.showRoot=false", "log", "-p", "--first-parent", "--no-color", "--full-index", f"--max-count={depth}", "--format=commit %H", "HEAD", log=False
         )
@@ -161,11 +187,11 @@ class GitTree:
         for line in proc.stdout.splitlines():
             pid, commit = line.split()
             pids[commit] = pid
-        return commits, pids, marks
+        return commits, pids, marks, bodies
 
     def state(self, stack: Stack) -> TreeState:
         head = self.head()
-        commits, pids, marks = self._history(len(stack) + MAX_COMMITS_ON_TOP)
+        commits, pids, marks, bodies = self._history(len(stack) + MAX_COMMITS_ON_TOP)
 
         def ours(c: str) -> bool:
             """Made by apply and unchanged since: its diff is still the one its mark records."""
@@ -181,6 +207,10 @@ class GitTree:
         want = self._file_patch_ids(stack)
 
         def matches(c: str, i: int) -> bool:
+            # a commit apply made is the patch's only with the patch's message too: patch-ids see
+            # the diff alone, and a patch whose message alone changed must be committed again
+            if c in marks and bodies[c].rstrip("\n") != self._file_messages(stack)[i].rstrip("\n"):
+                return False
             return pids.get(c) == want[i] or (ours(c) and marks[c].patch_id == want[i])
 
         j = next((i for i, c in enumerate(commits) if matches(c, 0)), None)
@@ -265,11 +295,7 @@ class GitTree:
             self.git("read-tree", start, env=env, log=False)
             parent = start
             for path, pf, patch_id in remaining:
-                info = self.sh.run(
-                    *Shell.git_argv("mailinfo", "-k", "-u", str(tmpdir / "msg"), str(tmpdir / "diff")),
-                    input=path.read_bytes(), binary=True, env=env, log=False,
-                ).stdout.decode("utf-8", "replace")
-                meta = dict(line.split(": ", 1) for line in info.splitlines() if ": " in line)
+                meta, message = self._mail(path, tmpdir, env)
                 apply = Shell.git_argv("apply", "--cached", "--whitespace=nowarn", str(tmpdir / "diff"))
                 proc = self.sh.run(*apply, env=env, check=False, log=False)
                 diff_id, merged = patch_id, False
@@ -284,10 +310,6 @@ class GitTree:
                         raise PatchConflict(pf, self._describe_conflict(pf, proc.stderr, env))
                     diff_id, merged = self._diff_patch_id(parent, env), True
                 tree = self.git("write-tree", env=env, log=False).strip()
-                body = (tmpdir / "msg").read_text(encoding="utf-8", errors="surrogateescape")
-                message = meta.get("Subject", "") + ("\n\n" + body if body.strip() else "\n")
-                if not message.endswith("\n"):
-                    message += "\n"
                 message += "\n" + StackMark(pf.name, patch_id, diff_id).line() + "\n"
                 (tmpdir / "message").write_text(message, encoding="utf-8", errors="surrogateescape")
                 cenv = dict(env)
