@@ -20,7 +20,6 @@ wrong pin, unwritable tree, missing tool).
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -56,16 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def command(args: argparse.Namespace, tree: Path, *extra: str) -> str:
-    """The apply command for this tree and stack, with ``extra`` options, ready to paste."""
-    argv = ["python", "tools/apply_patches.py"]
-    if args.torch_src is not None:
-        argv += ["--torch-src", str(tree)]
-    if args.stack.resolve() != paths.DEFAULT_STACK_DIR.resolve():
-        argv += ["--stack", str(args.stack.resolve())]
-    return shlex.join(argv + list(extra))
-
-
 def resolve_tree(args: argparse.Namespace, sh: Shell) -> Path:
     if args.torch_src is not None:
         return args.torch_src
@@ -79,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack = Stack.load(args.stack.resolve())
     tree_path = resolve_tree(args, sh)
     mode = "check" if args.check else "status" if args.status else "revert" if args.revert else "apply"
-    req = apply.Request(tree_path, stack, mode, args.three_way, rerun=lambda *extra: command(args, tree_path, *extra))
+    req = apply.Request(tree_path, stack, mode, args.three_way, default_tree=args.torch_src is None)
     ui.out(apply.run(req, sh))
     return ui.EXIT_OK
 

@@ -6,9 +6,10 @@ and a patch that does not apply raises from the tree (which is left exactly as i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shlex
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from . import ui
 from .pin import describe_mismatch
@@ -19,17 +20,17 @@ from .tree import TreeState, open_tree
 Mode = Literal["apply", "check", "status", "revert"]
 
 
-def default_rerun(tree: Path, stack: Stack) -> Callable[..., str]:
-    """``python tools/apply_patches.py --torch-src TREE [--stack DIR] EXTRA...``, ready to paste."""
+def rerun_command(tree: Path | None, stack_dir: Path, *extra: str) -> str:
+    """``python tools/apply_patches.py [--torch-src TREE] [--stack DIR] EXTRA...``, ready to paste;
+    no ``--torch-src`` for the pinned source in the cache (``tree`` None), no ``--stack`` for patches/."""
     from . import paths
 
-    def rerun(*extra: str) -> str:
-        argv = ["python", "tools/apply_patches.py", "--torch-src", str(tree)]
-        if stack.dir.resolve() != paths.DEFAULT_STACK_DIR.resolve():
-            argv += ["--stack", str(stack.dir.resolve())]
-        return shlex.join(argv + list(extra))
-
-    return rerun
+    argv = ["python", "tools/apply_patches.py"]
+    if tree is not None:
+        argv += ["--torch-src", str(tree)]
+    if stack_dir.resolve() != paths.DEFAULT_STACK_DIR.resolve():
+        argv += ["--stack", str(stack_dir.resolve())]
+    return shlex.join(argv + list(extra))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +39,8 @@ class Request:
     stack: Stack
     mode: Mode = "apply"
     three_way: bool = False
-    # the command that repeats this request with extra options, for the next step an error names
-    rerun: Callable[..., str] | None = None
+    # the tree is the pinned source in the cache, which the commands an error names leave implied
+    default_tree: bool = False
 
 
 def format_status(stack: Stack, state: TreeState, tree_desc: str, tree: Path, off_pin: str = "") -> str:
@@ -60,7 +61,7 @@ def run(req: Request, sh: Shell) -> str:
     """Carry out ``req`` on its tree; return the result line."""
     stack = req.stack
     tree = open_tree(req.tree, sh)
-    rerun = req.rerun or default_rerun(tree.path, stack)
+    rerun = functools.partial(rerun_command, None if req.default_tree else req.tree, stack.dir)
     if req.three_way and tree.kind != "git":
         raise ui.UserError(
             f"--3way needs a git checkout (it merges against the pin's blobs); {tree.path} is a plain directory"
