@@ -50,7 +50,9 @@ def in_venv(setup: Setup, venv_kind: str, script: Path, *args: str) -> list[str]
     """argv running ``script`` with the python of the stock 2.6, the 2.7 or the setup's overlay venv
     (whose torch is the stack's wheel, built and installed by :func:`ensure_overlay`); an overlay
     worker runs in :func:`venv_env`'s environment, as ``overlay.py run`` would run it."""
-    return [str(setup.venv(venv_kind) / "bin" / "python"), str(script), *args]
+    from ..overlay.venv import venv_python
+
+    return [str(venv_python(setup.venv(venv_kind))), str(script), *args]
 
 
 def venv_env(setup: Setup, venv_kind: str) -> dict[str, str]:

@@ -30,10 +30,8 @@ WORKER = WORKERS / "bench_first.py"
 
 def worker_argv(setup: Setup, kind: str, *args: str) -> list[str]:
     """The worker in a side's venv.  The stack's is the overlay venv's own python, whose torch is the
-    patched wheel (as ``bench.py models`` runs it): ``overlay.py run`` would refuse it once patches/
-    differs from the stack the wheel was built from, and ``--as-installed`` measures it as it is."""
-    if kind == "overlay":
-        return [str(venv_python(setup.venv("overlay"))), str(WORKER), *args]
+    patched wheel (as ``bench.py models`` runs it); ``--as-installed`` measures it as it is, even once
+    patches/ differs from the stack the wheel was built from."""
     return in_venv(setup, kind, WORKER, *args)
 
 

@@ -89,14 +89,12 @@ def instructions_sample(setup: Setup, kind: str, workload: str, mode: str, env: 
     times, or ``{"error": ...}``.  The overlay worker runs the overlay venv's python (its
     torch is the patched wheel) with the C++ extensions dir ``overlay.py run`` would pick,
     and must have run the stack's C++."""
-    from ..overlay.venv import venv_python
-
     env = callgrind_env(setup.sh, {**venv_env(setup, kind), **env}, callgrind_dir(setup))
     runs = out_dir / "callgrind"
     runs.mkdir(parents=True, exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"{workload}-{mode}-{kind}-", dir=runs)) / "callgrind.out"
     env["TORCHINDUCTOR_CACHE_DIR"] = str(out.parent / "inductor")  # cold, as in a first-backward sample
-    argv = callgrind.wrap([str(venv_python(setup.venv(kind))), str(WORKER), workload, INSTRUCTION_MODES[mode]], out)
+    argv = callgrind.wrap(worker_argv(setup, kind, workload, INSTRUCTION_MODES[mode]), out)
     worker = answer_of(setup, argv, env, timeout=3600, how=" under valgrind")
     return instructions_result(kind, worker, out)
 
