@@ -6189,6 +6189,65 @@ torch::Tensor scale_by_rows(const torch::Tensor& x) {
         self.assertEqual(seen.count(torch.ops.inductor.accumulate_grad_.default), 2)
         self.assertEqual(param.grad, torch.full((3,), 2.0))
 
+    def _ops_dispatched_to(self, cls, make_param, ctx):
+        # the ops each of two backwards dispatches to the subclass cls on real
+        # Tensors (a capture's fake ones left out): the first sets the
+        # parameter's .grad, the second accumulates into it
+        from torch._subclasses.fake_tensor import is_fake
+
+        seen = []
+        dispatch = cls.__torch_dispatch__.__func__
+
+        def record(c, func, types, args=(), kwargs=None):
+            if not any(map(is_fake, torch.utils._pytree.tree_leaves(args))):
+                seen.append(func)
+            return dispatch(c, func, types, args, kwargs)
+
+        param = make_param()
+        per_backward = []
+        with mock.patch.object(cls, "__torch_dispatch__", classmethod(record)):
+            for i in range(2):
+                loss = (param * torch.randn(4)).sum()
+                seen.clear()
+                with ctx():
+                    loss.backward()
+                per_backward.append(list(seen))
+        return per_backward
+
+    def test_accumulate_grad_on_a_subclass_param_dispatches_eager_s_ops(self):
+        # A subclass parameter sees the ops eager's AccumulateGrad runs on it:
+        # the first grad taken as it is (detach), the second added in place
+        # (add_).  The Python-key kernel used to copy the first
+        # (new_empty_strided, copy_): the op's own kernel, reached from it,
+        # counts one more owner of the grad than it expects.
+        from torch.testing._internal.logging_tensor import LoggingTensor
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        a = torch.randn(4)
+        as_is, compiled = (lambda gm: gm), torch.compile(backend="aot_eager")
+        subclasses = [
+            (
+                LoggingTensor,
+                lambda: LoggingTensor(a.clone(), requires_grad=True),
+                [as_is, compiled],  # under Dynamo too: it cannot trace LoggingTensor
+            ),
+            (
+                TwoTensor,
+                lambda: TwoTensor(a.clone(), a * 2).requires_grad_(),
+                [as_is],  # Dynamo traces it: polyfills.accumulate_grad, no kernel
+            ),
+        ]
+        for cls, make_param, ca_compilers in subclasses:
+            expected = self._ops_dispatched_to(cls, make_param, contextlib.nullcontext)
+            self.assertIn(torch.ops.aten.detach.default, expected[0])
+            self.assertEqual(expected[1][-1], torch.ops.aten.add_.Tensor)
+            for ca_compiler in ca_compilers:
+                torch._C._dynamo.compiled_autograd.clear_cache()
+                got = self._ops_dispatched_to(
+                    cls, make_param, lambda: compiled_autograd._enable(ca_compiler)
+                )
+                self.assertEqual(got, expected, msg=f"{cls.__name__}")
+
     def _retained_grads(self, program, compiled):
         # program(ctx) runs its backwards under ctx; returns what it retained
         torch.manual_seed(0)

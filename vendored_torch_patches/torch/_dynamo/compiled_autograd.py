@@ -166,11 +166,12 @@ def _accumulate_grad_python_key(variable, new_grad):
     The Python fallback would hand it to the subclass's ``__torch_dispatch__``,
     which unwraps both Tensors and accumulates into the inner Tensors'
     ``.grad``: the parameter's own grad stayed None.  The AccumulateGrad node
-    never dispatches itself to a subclass, only the ops it runs (clone, add).
-    Neither does this kernel: it runs the op's own kernel, below the Python
-    key.  An active TorchDispatchMode sees the call first, as with the
-    fallback.  (Dynamo, when it traces the op, swaps in
-    ``polyfills.accumulate_grad``, which sets ``.grad`` on the parameter.)
+    never dispatches itself to a subclass, only the ops it runs (detach,
+    clone, add_).  Neither does this kernel: it runs the op's own kernel,
+    below the Python key, or takes the first grad itself (_takes_first_grad).
+    An active TorchDispatchMode sees the call first, as with the fallback.
+    (Dynamo, when it traces the op, swaps in ``polyfills.accumulate_grad``,
+    which sets ``.grad`` on the parameter.)
     """
     op = torch.ops.inductor.accumulate_grad_.default
     if torch._C._len_torch_dispatch_stack() > 0:
@@ -179,10 +180,39 @@ def _accumulate_grad_python_key(variable, new_grad):
         )
         with torch.utils._python_dispatch._pop_mode_temporarily() as mode:
             return mode.__torch_dispatch__(op, types, (variable, new_grad), {})
+    with torch._C.DisableTorchFunctionSubclass():  # as C++ reads them
+        if _takes_first_grad(variable, new_grad):
+            variable.grad = new_grad.detach()
+            return None
     keys = (
         torch._C._dispatch_keys(variable) | torch._C._dispatch_keys(new_grad)
     ) & _below_python_key
     return op.redispatch(keys, variable, new_grad)
+
+
+def _takes_first_grad(variable, new_grad) -> bool:
+    """Whether AccumulateGrad takes ``new_grad`` as ``variable``'s first grad
+    as it is (a detached alias, no copy): no grad yet, grad mode off, nothing
+    else holds ``new_grad``, and it has the strides of ``variable``, a dense
+    strided Tensor.  The op's own kernel decides the same (accumulateGrad,
+    expecting 2 owners: the caller's Python object and the dispatcher's
+    stack), but reached from this kernel it sees a third, the redispatch's
+    stack, and copies (new_empty_strided, copy_) where eager's AccumulateGrad
+    detaches.  Where this says no, that kernel decides; the grads it would
+    also take (strides that differ only in size-1 dims, mkldnn) it copies."""
+    from torch._prims_common import is_non_overlapping_and_dense
+
+    return (
+        variable.grad is None
+        and not torch.is_grad_enabled()
+        and variable.layout is torch.strided
+        and new_grad.layout is torch.strided
+        and not (variable.is_nested or new_grad.is_nested)
+        and new_grad._use_count() <= 2
+        and new_grad.stride() == variable.stride()
+        and 0 not in new_grad.stride()
+        and is_non_overlapping_and_dense(variable)
+    )
 
 
 _accumulate_grad_lib = torch.library.Library("inductor", "IMPL")  # noqa: TOR901
