@@ -34,6 +34,9 @@ the areas the stack touches.  Why these files (all exist at v2.6.0):
   under CA (recomputation inside a CA-captured backward).
 * ``dynamo/test_bytecode_utils.py`` -- Dynamo's bytecode helpers; P34 shares
   an inlined function's cleaned bytecode between the tracers that inline it.
+* ``dynamo/test_export.py -k preserve_fx_node_metadata`` -- a GraphModule
+  compiled by Dynamo keeps its nodes' stack traces (P36 gathers that meta once
+  per code object).
 
 Not chosen: ``distributed/...`` (needs a process group), the compiled
 optimizer tests (no autograd graph), OpInfo-wide suites beyond aotdispatch
