@@ -124,11 +124,9 @@ _FX_SUITE = Suite("test_fx.py", k="not TestFX",
                   why="fx graphs: Node argument normalization, users, find-nodes filing, the passes (P35)",
                   estimate_s=45)
 
-# a GraphModule compiled by Dynamo, its nodes' meta (stack trace, source fn) copied from the original
-# graph's (P36 gathers that meta once per code object)
 _EXPORT_SUITE = Suite("dynamo/test_export.py", k="preserve_fx_node_metadata",
                       why="a retraced GraphModule's node meta: stack traces kept through recompile, inlining and "
-                          "graph breaks (P36)", estimate_s=30)
+                          "graph breaks (P36)", estimate_s=10)
 # P23's kernel at the Python key for inductor::accumulate_grad_: the subclasses that meet it.
 # (test_python_dispatch.py is not here: on stock 2.6 a failing Python registration of aten::neg
 # leaks into the tests after it, 73 of 119 fail in one process, and which ones depends on the shard.)
