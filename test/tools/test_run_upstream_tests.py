@@ -339,13 +339,11 @@ def test_profiles_are_frozen_data_and_name_existing_files(pinned_source):
                 Expression.compile(s.k)  # a valid -k expression
     full_files = [s.file for s in up.FULL.suites]
     # full: every test, except test_aotdispatch's op sweeps (hours, documented), test_fx's
-    # TestFX (its setUp loads a torchbind test library the wheels do not ship), of
-    # test_cpu_repro (Inductor's CPU kernels) only the vector ISA pick's tests and of
+    # TestFX (its setUp loads a torchbind test library the wheels do not ship) and of
     # test_export only those of a retraced GraphModule's node meta
     assert {s.file: s.k for s in up.FULL.suites if s.k} == {
         "functorch/test_aotdispatch.py": "not TestEagerFusionOpInfo and not TestEagerFusionModuleInfo",
         "test_fx.py": "not TestFX",
-        "inductor/test_cpu_repro.py": "simd or vec_isa",
         "dynamo/test_export.py": "preserve_fx_node_metadata",
         "test_decomp.py": "upsample or interpolate or affine_grid or fractional_max_pool or shrink"}
     assert {s.file for s in up.CI.suites} <= set(full_files)

@@ -114,10 +114,6 @@ _RECOMPILES_SUITE = Suite("dynamo/test_recompiles.py",
                           why="Dynamo's recompile guards, a global dict looked up by a local Tensor (P21)", estimate_s=20)
 _BYTECODE_SUITE = Suite("dynamo/test_bytecode_utils.py",
                         why="Dynamo's bytecode helpers, an inlined function's bytecode cleaned once (P34)", estimate_s=15)
-# the vector ISA pick (the tests that read pick_vec_isa / valid_vec_isa_list), not the file's kernels
-_CPU_REPRO_SUITE = Suite("inductor/test_cpu_repro.py", k="simd or vec_isa",
-                         why="Inductor's vector ISA pick: candidates checked in order, none after the one picked (P38)",
-                         estimate_s=15)
 # TestFX's setUp loads a torchbind test library that the wheels do not ship: every other class
 # (the fx passes' suites it imports, functional and vision tracing, the API surface)
 _FX_SUITE = Suite("test_fx.py", k="not TestFX",
@@ -138,7 +134,7 @@ _DECOMP_SUITE = Suite("test_decomp.py", k=_K_DECOMP,
                       why="decompositions and metas of the upsample, affine_grid, shrink and fractional max-pool ops "
                           "(P15/P16)", estimate_s=175)
 # the files both profiles run with the same selection
-_IN_BOTH = (_REPLICATE_SUITE, _RECOMPILES_SUITE, _BYTECODE_SUITE, _EXPORT_SUITE, _FX_SUITE, _CPU_REPRO_SUITE,
+_IN_BOTH = (_REPLICATE_SUITE, _RECOMPILES_SUITE, _BYTECODE_SUITE, _EXPORT_SUITE, _FX_SUITE,
             _SUBCLASS_SUITE, _DECOMP_SUITE)
 
 FULL = Profile(
