@@ -161,7 +161,10 @@ _SUBSYSTEM_SUITES = (
           why="Dynamo's misc, function, repro, export and subgraph tests with dynamic shapes (P21/P34/P36/P37)",
           estimate_s=900),
     Suite("dynamo/test_guard_manager.py", why="Dynamo's C++ guard manager, its aliasing guards (P21)", estimate_s=30),
-    Suite("test_python_dispatch.py", why="__torch_dispatch__ subclasses and Python-key kernels (P23)", estimate_s=15),
+    # test_fallthrough_for_dense_key_with_meta_in_tls passes but leaves a Python registration behind:
+    # on stock, 72 of the tests after it in its process fail
+    Suite("test_python_dispatch.py", k="not test_fallthrough_for_dense_key_with_meta_in_tls",
+          why="__torch_dispatch__ subclasses and Python-key kernels (P23)", estimate_s=15),
     Suite("distributed/_tensor/test_dtensor.py", why="DTensor: construction, redistribution, metadata (P10/P19)",
           estimate_s=380),
     Suite("distributed/test_c10d_gloo.py", k=_K_DDP_GLOO, why="DDP and its C++ reducer on gloo (P18)",
