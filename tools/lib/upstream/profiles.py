@@ -37,7 +37,6 @@ the areas the stack touches.  Why these files (all exist at v2.6.0):
 * ``dynamo/test_export.py -k preserve_fx_node_metadata`` -- a GraphModule
   compiled by Dynamo keeps its nodes' stack traces (P36 gathers that meta once
   per code object).
-
 * full only, the suites of the subsystems that patches outside compiled
   autograd change, on by default: ``dynamo/test_misc.py``,
   ``dynamo/test_functions.py``, ``dynamo/test_dynamic_shapes.py`` and
@@ -132,9 +131,8 @@ _FX_SUITE = Suite("test_fx.py", k="not TestFX",
 _EXPORT_SUITE = Suite("dynamo/test_export.py", k="preserve_fx_node_metadata",
                       why="a retraced GraphModule's node meta: stack traces kept through recompile, inlining and "
                           "graph breaks (P36)", estimate_s=10)
-# P23's kernel at the Python key for inductor::accumulate_grad_: the subclasses that meet it.
-# (test_python_dispatch.py is not here: on stock 2.6 a failing Python registration of aten::neg
-# leaks into the tests after it, 73 of 119 fail in one process, and which ones depends on the shard.)
+# P23's kernel at the Python key for inductor::accumulate_grad_: the subclasses that meet it
+# (test_python_dispatch.py runs in the full profile only, with the subsystem suites below).
 _SUBCLASS_SUITE = Suite("test_subclass.py", why="Tensor subclasses and parametrizations (P23)", estimate_s=10)
 # P15/P16's Python metas and affine_grid's decomposition: the decomposition checks of the ops
 # whose backwards they cover
@@ -173,7 +171,8 @@ _SUBSYSTEM_SUITES = (
 
 FULL = Profile(
     name="full",
-    summary="every test of the CA-related upstream files (except test_aotdispatch's OpInfo/ModuleInfo sweeps)",
+    summary="every test of the CA-related upstream files (except test_aotdispatch's OpInfo/ModuleInfo sweeps), "
+            "and the suites of the other subsystems the stack changes by default",
     suites=(
         Suite(TCA, why="compiled autograd itself (every patch)", estimate_s=1650),
         Suite("test_autograd.py", why="eager engine: PyNode, CppNode, validate_outputs, CopySlices, InputBuffer",
