@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile the tests' load_inline extensions without torch/extension.h's precompiled header "
                         "(default: the first load_inline without flags of its own builds it, the others use it, "
                         "the run removes it after; saves ~40 s per extension on 2 cores)")
+    p.add_argument("--no-rerun-hangs", dest="rerun_hangs", action="store_false",
+                   help="report a distributed test whose rank hung (MultiProcessTestCase's time limit) as it is "
+                        "(default: run it once more in a pytest of its own; the report lists it under Reruns)")
     p.add_argument("-v", "--verbose", action="store_true", help="also stream pytest's output (always in <junit-dir>/<file>.log)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines; only the report")
     return p
@@ -287,7 +290,8 @@ def junit_files(suites: Sequence[up.Suite], explicit_files: bool) -> list[str]:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(k=args.k, shard=up.parse_shard(args.shard) if args.shard else None, jobs=args.jobs,
-                      timeout_s=args.timeout * 60, strict=args.strict_capture, pch=args.pch, verbose=args.verbose)
+                      timeout_s=args.timeout * 60, strict=args.strict_capture, pch=args.pch,
+                      rerun_hangs=args.rerun_hangs, verbose=args.verbose)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,9 @@ import pytest
 from conftest import HANG_TIMEOUT, REPO_ROOT, export_stack, git, run_tool, snapshot
 from tools.lib import paths, ui
 from tools.lib import upstream as up
+from tools.lib.shell import Shell
 from tools.lib.upstream import runner
+from tools.lib.upstream import target as up_target
 
 TCA = up.TCA
 # Fast tests of test_compiled_autograd.py (a few seconds together on stock 2.6.0):
@@ -138,6 +140,35 @@ def test_report_lists_differences_reasons_skips_and_slowest():
     assert "Skipped now: 1 (never counted as passes)" in text
     slow = text.split("## Slowest tests")[1].splitlines()
     assert slow[4].startswith("| 99.5 | `A::t3`") and len([l for l in slow if l.startswith("| ")]) == 15 + 1
+
+
+HANG = "RuntimeError: Process 1 terminated or timed out after 305.0 seconds"
+
+
+def test_only_a_test_whose_rank_hung_runs_once_more():
+    run = _run({"A::hung": "failed", "A::fails": "failed", "A::ok": "passed", "A::err": "error"})
+    run.results["A::hung"] = up.TestResult("A::hung", "failed", 305.0, HANG)
+    run.results["A::fails"] = up.TestResult("A::fails", "failed", 1.0, "RuntimeError: Process 1 exited with error code 10 and exception:")
+    run.results["A::err"] = up.TestResult("A::err", "error", 305.0, HANG.replace("Process 1", "Process 0"))
+    assert runner.hung_tests(run) == ["A::err", "A::hung"]
+    again = runner.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
+    assert again.results["A::hung"] == up.TestResult("A::hung", "passed", 2.0, "", f"failed: {HANG}")
+    assert again.results["A::err"] == run.results["A::err"]  # no second result: the first stands
+    assert run.results["A::hung"].outcome == "failed"  # the first run's FileRun is not changed
+
+
+def test_report_lists_the_tests_that_ran_once_more_and_compares_their_second_outcome():
+    run = _run({"A::hung": "failed", "A::ok": "passed"}, collected={"A::hung", "A::ok"}, selected={"A::hung", "A::ok"})
+    run.results["A::hung"] = up.TestResult("A::hung", "failed", 305.0, HANG)
+    run = runner.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
+    base = _base({"A::hung": "passed", "A::ok": "passed"})
+    info = up.RunInfo("full", "patched tree on the overlay", "torch X", "/t/test", "profile full", "now", 12.0)
+    text = up.render_report(info, [run], up.compare([run], {TCA: base}, []))
+    assert "**OK: every outcome is as expected**" in text
+    assert "- ran once more: 1 test(s) whose rank hung (see Reruns)" in text
+    assert f"| `A::hung` | `{TCA}` | failed: {HANG} | passed |" in text
+    plain = up.render_report(info, [_run({"A::ok": "passed"})], up.compare([_run({"A::ok": "passed"})], {TCA: base}, []))
+    assert "Reruns" not in plain and "ran once more" not in plain
 
 
 def test_strict_capture_violations_are_counted_and_listed_by_node():
@@ -571,6 +602,55 @@ def test_timeout_kills_pytest_and_fails_the_run(stock_python, tmp_path, jobs):
     assert re.search(r"\*\*FAILED: \d+ unexpected difference\(s\), 1 file problem\(s\)\*\*", report), report[:600]
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(tmp_path / "j") not in ps  # the pytest we started (and its children) are gone
+
+
+HANGS_ONCE = """
+import os, pathlib, time
+
+# The first pytest of this file (not a rank it spawns, nor a later pytest): its ranks hang, and it gives
+# them 5 s.  A later pytest keeps the 300 s limit and its ranks do not hang.
+MARK = pathlib.Path(os.environ["FCA_TEST_HANG_MARK"])
+if not MARK.exists():
+    MARK.touch()
+    os.environ["FCA_TEST_HANG_NOW"] = "1"  # the ranks inherit it
+    os.environ["DISTRIBUTED_TESTS_DEFAULT_TIMEOUT"] = "5"
+
+from torch.testing._internal.common_distributed import MultiProcessTestCase
+from torch.testing._internal.common_utils import run_tests
+
+
+class HangTest(MultiProcessTestCase):
+    @property
+    def world_size(self):
+        return 1
+
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def test_rank_hangs_in_the_first_pytest(self):
+        if os.environ.get("FCA_TEST_HANG_NOW"):
+            time.sleep(600)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def test_a_test_whose_rank_hangs_runs_once_more_in_a_pytest_of_its_own(stock_python, tmp_path, monkeypatch):
+    """A real MultiProcessTestCase whose rank sleeps past the time limit in the first pytest only: the hang is
+    rerun, alone, and passes."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_hangs_once.py").write_text(HANGS_ONCE)
+    monkeypatch.setenv("FCA_TEST_HANG_MARK", str(tmp_path / "hung"))
+    target = up_target.Target("stock", (stock_python,), tmp_path, tests, "hang")
+    r = runner.Runner(runner.RunOptions(timeout_s=300), target, tmp_path / "j", tmp_path / "cache", Shell(verbose=False))
+    hung = r.run(up.Suite("test_hangs_once.py"), 1, 1).results["HangTest::test_rank_hangs_in_the_first_pytest"]
+    assert (tmp_path / "hung").exists()
+    assert hung.outcome == "passed" and hung.first.startswith("failed: RuntimeError: Process 0 terminated or timed out"), hung
+    assert re.search(r"^1 passed in ", (tmp_path / "j" / "test_hangs_once.rerun.log").read_text(), re.M)
 
 
 def test_sharded_run_uses_upstreams_split_and_records_what_ran(stock_run, tmp_path):

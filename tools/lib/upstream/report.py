@@ -104,6 +104,10 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
         lines.append(f"- strict capture: `{STRICT_ENV}=1` (violations: see Strict capture)")
     for f in info.recorded:
         lines.append(f"- recorded baseline: `{f}`")
+    reruns = [(run.file, r) for run in runs for r in sorted(run.results.values(), key=lambda r: r.id) if r.first]
+    if reruns:
+        lines.append(f"- ran once more: {len(reruns)} test(s) whose rank hung (see Reruns); the outcomes above are "
+                     "the second run's")
     lines += ["", "## Outcomes", "", "| outcome | baseline | now |", "|---|---:|---:|"]
     for o in OUTCOMES:
         lines.append(f"| {o} | {cmp.baseline_counts[o]} | {cmp.now_counts[o]} |")
@@ -155,6 +159,12 @@ def render_report(info: RunInfo, runs: Sequence[FileRun], cmp: Comparison, *, li
             lines.append(f"| {len(ds)} | {_cell(msg)} | `{_cell(ds[0].file)}::{_cell(ds[0].test)}` |")
         if limit is not None and len(groups) > 10:
             lines.append(f"| ... | {len(groups) - 10} more messages in the report file | |")
+    if reruns:
+        lines += ["", "## Reruns", "",
+                  "A distributed test whose rank hung (MultiProcessTestCase's time limit) runs once more, in a pytest of "
+                  "its own; its outcome is the second run's.", "",
+                  "| test | file | first run | once more |", "|---|---|---|---|"]
+        lines += [f"| `{_cell(r.id)}` | `{f}` | {_cell(_short(r.first))} | {r.outcome} |" for f, r in reruns]
     if info.strict:
         lines += render_strict(strict_violations(runs))
     slow = sorted((r for run in runs for r in ((run.file, x) for x in run.results.values())), key=lambda fr: -fr[1].seconds)[:15]

@@ -29,6 +29,7 @@ class TestResult:
     outcome: str
     seconds: float = 0.0
     message: str = ""
+    first: str = ""  # a test that ran again (runner.py's reruns): its first run's "outcome: message"
 
 
 @dataclasses.dataclass

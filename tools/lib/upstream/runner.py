@@ -22,6 +22,10 @@ from .target import Target
 
 HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
 CACHE_HOME_STAMP = ".fca-cache-home"
+# MultiProcessTestCase._check_return_codes (torch/testing/_internal/common_distributed.py) raises this for a
+# rank still running at the test's time limit (300 s unless DISTRIBUTED_TESTS_DEFAULT_TIMEOUT says otherwise):
+# the test hung, its own checks did not fail.  A rank that crashed or failed an assertion reads otherwise.
+RANK_HANG = "terminated or timed out after"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +38,7 @@ class RunOptions:
     timeout_s: float = 120 * 60  # per file
     strict: bool = False  # the stack's strict capture (STRICT_ENV)
     pch: bool = True  # load_inline with torch/extension.h's precompiled header
+    rerun_hangs: bool = True  # run a test whose rank hung (RANK_HANG) once more, in a pytest of its own
     verbose: bool = False  # also stream pytest's output
 
 
@@ -121,10 +126,12 @@ class Runner:
             return [part(self.options.shard, suite.slug)]
         return [part((i, n), f"{suite.slug}.{i}of{n}") for i in range(1, n + 1)]
 
-    def job(self, suite: Suite, part: Part) -> jobs.Job:
-        argv = [*self.target.python_argv, "-m", "pytest", suite.file, "-p", "no:cacheprovider", "-p", PLUGIN_MODULE,
+    def job(self, suite: Suite, part: Part, tests: Sequence[str] = ()) -> jobs.Job:
+        """The pytest of one part of ``suite``, or (``tests``) of these tests of its file only."""
+        where = [f"{suite.file}::{t}" for t in tests] if tests else [suite.file]
+        argv = [*self.target.python_argv, "-m", "pytest", *where, "-p", "no:cacheprovider", "-p", PLUGIN_MODULE,
                 f"--junitxml={part.xml}", "-q"]
-        k = combine_k(suite.k, self.options.k)
+        k = None if tests else combine_k(suite.k, self.options.k)
         if k:
             argv += ["-k", k]
         env = {**shard_cache_env(self.cache_env, part.shard), "PYTHONPATH": str(self.plugin_dir),
@@ -147,9 +154,7 @@ class Runner:
     def run(self, suite: Suite, index: int, total: int) -> FileRun:
         parts = self.parts(suite)
         for part in parts:
-            shutil.rmtree(part.state, ignore_errors=True)
-            part.state.mkdir(parents=True)
-            part.xml.unlink(missing_ok=True)
+            reset(part)
         k = combine_k(suite.k, self.options.k)
         sel = f" -k {shlex.quote(k)}" if k else ""
         shard = self.options.shard
@@ -164,7 +169,28 @@ class Runner:
         summary = ", ".join(f"{v} {k}" for k, v in c.items() if v) or "no tests"
         ui.info(f"{self.label(index, total)} {suite.file}: {summary} in {ui.fmt_seconds(seconds)}"
                 + (f"  !! {run.problem}" if run.problem else ""))
-        return run
+        again = hung_tests(run) if self.options.rerun_hangs else []
+        return self._rerun(suite, run, again, index, total) if again else run
+
+    def _rerun(self, suite: Suite, run: FileRun, tests: Sequence[str], index: int, total: int) -> FileRun:
+        """``run`` with ``tests`` run once more, in one pytest of their own (upstream's CI reruns a failed test
+        in a new process the same way); each rerun result keeps its first run's outcome in ``first``."""
+        part = Part(None, *(self.junit_dir / f"{suite.slug}.rerun{ext}" for ext in (".xml", ".log", ".state")))
+        reset(part)
+        ui.info(f"{self.label(index, total)} {suite.file}: {len(tests)} test(s) hung (a rank ran past "
+                f"MultiProcessTestCase's time limit); running them once more: {' '.join(tests)}")
+        t0 = time.monotonic()
+        [ended] = jobs.run_all(self.sh, [self.job(suite, part, tests)], limit_s=self.options.timeout_s,
+                               beat_s=HEARTBEAT_S, on_beat=lambda *_: None, tee=self.options.verbose)
+        if ended.unstarted:
+            raise ui.UserError(ended.unstarted)
+        results = results_for_file(read_junit(part.xml), suite.file)[0] if part.xml.is_file() else read_progress(part.state)
+        again = {t: results[t] for t in tests if t in results}
+        seconds = time.monotonic() - t0
+        ui.info(f"{self.label(index, total)} {suite.file}: once more, "
+                + (", ".join(f"{t} {r.outcome}" for t, r in again.items()) or f"no result ({log_tail(part.log)})")
+                + f" in {ui.fmt_seconds(seconds)}")
+        return dataclasses.replace(with_reruns(run, again), seconds=run.seconds + seconds)
 
     def _execute(self, parts: Sequence[Part], suite: Suite, index: int, total: int) -> list[tuple[int | None, str | None]]:
         """Run the parts' pytest processes concurrently; (returncode, problem) per part."""
@@ -198,6 +224,27 @@ class Runner:
         complete = not suite.k and not self.options.k and not self.options.shard and problem is None
         return FileRun(suite.file, results, collected, selected, rc, seconds, problem,
                        part.xml if part.xml.is_file() else None, part.log, complete)
+
+
+def reset(part: Part) -> None:
+    """No junit or state of an earlier run of ``part`` left."""
+    shutil.rmtree(part.state, ignore_errors=True)
+    part.state.mkdir(parents=True)
+    part.xml.unlink(missing_ok=True)
+
+
+def hung_tests(run: FileRun) -> list[str]:
+    """The tests of ``run`` that failed because a rank hung (RANK_HANG), in id order."""
+    return sorted(r.id for r in run.results.values() if r.outcome in BAD and RANK_HANG in r.message)
+
+
+def with_reruns(run: FileRun, again: Mapping[str, TestResult]) -> FileRun:
+    """``run`` with the results of the tests that ran again; each keeps its first run's outcome in ``first``."""
+    results = dict(run.results)
+    for tid, r in again.items():
+        first = results[tid]
+        results[tid] = dataclasses.replace(r, first=f"{first.outcome}: {first.message}" if first.message else first.outcome)
+    return dataclasses.replace(run, results=results)
 
 
 def verdict(rc: int, log: Path) -> tuple[int, str | None]:
