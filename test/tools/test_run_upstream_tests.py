@@ -151,7 +151,7 @@ def test_only_a_test_whose_rank_hung_runs_once_more():
     run.results["A::fails"] = up.TestResult("A::fails", "failed", 1.0, "RuntimeError: Process 1 exited with error code 10 and exception:")
     run.results["A::err"] = up.TestResult("A::err", "error", 305.0, HANG.replace("Process 1", "Process 0"))
     assert runner.hung_tests(run) == ["A::err", "A::hung"]
-    again = runner.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
+    again = up.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
     assert again.results["A::hung"] == up.TestResult("A::hung", "passed", 2.0, "", f"failed: {HANG}")
     assert again.results["A::err"] == run.results["A::err"]  # no second result: the first stands
     assert run.results["A::hung"].outcome == "failed"  # the first run's FileRun is not changed
@@ -160,7 +160,7 @@ def test_only_a_test_whose_rank_hung_runs_once_more():
 def test_report_lists_the_tests_that_ran_once_more_and_compares_their_second_outcome():
     run = _run({"A::hung": "failed", "A::ok": "passed"}, collected={"A::hung", "A::ok"}, selected={"A::hung", "A::ok"})
     run.results["A::hung"] = up.TestResult("A::hung", "failed", 305.0, HANG)
-    run = runner.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
+    run = up.with_reruns(run, {"A::hung": up.TestResult("A::hung", "passed", 2.0)})
     base = _base({"A::hung": "passed", "A::ok": "passed"})
     info = up.RunInfo("full", "patched tree on the overlay", "torch X", "/t/test", "profile full", "now", 12.0)
     text = up.render_report(info, [run], up.compare([run], {TCA: base}, []))
@@ -258,6 +258,26 @@ def test_report_groups_unexpected_differences_by_message_with_the_compiler_diagn
     groups = text.split("## Unexpected differences by message")[1]
     assert f"| 2 | {diag} | `dynamo/test_hooks.py::HooksTests::test_a` |" in groups
     assert "| 1 | AssertionError: 1 != 2 | `dynamo/test_hooks.py::HooksTests::test_c` |" in groups
+
+
+def _junit(*cases: str) -> str:
+    return ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="1">'
+            + "".join(cases) + "</testsuite></testsuites>")
+
+
+def test_an_imported_rerun_junit_replaces_the_first_runs_outcome_whatever_the_order(tmp_path):
+    """--from-junit shards/*/junit/*.xml: the glob puts x.rerun.xml before x.xml; its results still win."""
+    cls = 'classname="test.distributed._tensor.test_dtensor.DTensorTest"'
+    first = tmp_path / f"distributed___tensor__test_dtensor{up.RERUN_SUFFIX}.xml"
+    (tmp_path / "distributed___tensor__test_dtensor.xml").write_text(_junit(
+        f'<testcase {cls} name="test_a" time="305"><failure message="{HANG}">tb</failure></testcase>',
+        f'<testcase {cls} name="test_b" time="1"/>'))
+    first.write_text(_junit(f'<testcase {cls} name="test_a" time="2"/>'))
+    xmls = sorted(tmp_path.glob("*.xml"))
+    assert xmls[0] == first
+    [run] = up.import_junit(xmls, ["distributed/_tensor/test_dtensor.py"])
+    assert run.results["DTensorTest::test_a"] == up.TestResult("DTensorTest::test_a", "passed", 2.0, "", f"failed: {HANG}")
+    assert run.results["DTensorTest::test_b"].outcome == "passed" and not run.results["DTensorTest::test_b"].first
 
 
 def test_collection_error_in_an_imported_junit_fails_the_run(tmp_path):

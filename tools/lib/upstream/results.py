@@ -14,11 +14,13 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from .. import ui
 
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+# a file's tests that ran once more (runner.py): <junit-dir>/<file slug>.rerun.xml beside <file slug>[.IofN].xml
+RERUN_SUFFIX = ".rerun"
 BAD = frozenset({"failed", "error"})
 PASSLIKE = frozenset({"passed", "xpassed"})
 
@@ -208,15 +210,31 @@ def read_collection(state_dir: Path) -> tuple[frozenset[str], frozenset[str]] | 
             frozenset(nodeid_test_id(n) for n in data["selected"]))
 
 
+def with_reruns(run: FileRun, again: Mapping[str, TestResult]) -> FileRun:
+    """``run`` with the results of the tests that ran again; each keeps its first run's outcome in ``first``."""
+    results = dict(run.results)
+    for tid, r in again.items():
+        first = results.get(tid)
+        results[tid] = dataclasses.replace(r, first=(f"{first.outcome}: {first.message}" if first.message else first.outcome)
+                                           if first else "")
+    return dataclasses.replace(run, results=results)
+
+
 def import_junit(xmls: Sequence[Path], files: Sequence[str]) -> list[FileRun]:
-    """The results of ``files`` in junit files made elsewhere, one FileRun per file they have, in ``files``' order."""
+    """The results of ``files`` in junit files made elsewhere, one FileRun per file they have, in ``files``' order.
+
+    A ``*.rerun.xml`` (the tests of a file that ran once more) is read after the others: its results replace the
+    first run's, as in the run that wrote it."""
     runs: dict[str, FileRun] = {}
-    for xml in xmls:
+    for xml in sorted(xmls, key=lambda x: x.name.endswith(f"{RERUN_SUFFIX}.xml")):
         rows = read_junit(xml)
         by_file = split_junit_by_file(xml, files)
         for f, results in by_file.items():
             run = runs.setdefault(f, FileRun(f, {}, junit=xml.resolve()))
-            run.results.update(results)
+            if xml.name.endswith(f"{RERUN_SUFFIX}.xml"):
+                runs[f] = run = with_reruns(run, results)
+            else:
+                run.results.update(results)
             run.seconds += sum(r.seconds for r in results.values())
         for f in files:
             _, problem = results_for_file([r for r in rows if not r[0]], f)

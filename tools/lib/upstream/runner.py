@@ -17,7 +17,8 @@ from ..shell import Shell
 from .plugin import PCH_ENV, PCH_FILES, PLUGIN_MODULE, write_plugin
 from .profiles import Suite, combine_k
 from .report import STRICT_ENV
-from .results import BAD, FileRun, TestResult, read_collection, read_junit, read_progress, results_for_file
+from .results import (BAD, RERUN_SUFFIX, FileRun, TestResult, read_collection, read_junit, read_progress, results_for_file,
+                      with_reruns)
 from .target import Target
 
 HEARTBEAT_S = float(os.environ.get("FCA_UPSTREAM_HEARTBEAT_S", "60"))
@@ -175,7 +176,7 @@ class Runner:
     def _rerun(self, suite: Suite, run: FileRun, tests: Sequence[str], index: int, total: int) -> FileRun:
         """``run`` with ``tests`` run once more, in one pytest of their own (upstream's CI reruns a failed test
         in a new process the same way); each rerun result keeps its first run's outcome in ``first``."""
-        part = Part(None, *(self.junit_dir / f"{suite.slug}.rerun{ext}" for ext in (".xml", ".log", ".state")))
+        part = Part(None, *(self.junit_dir / f"{suite.slug}{RERUN_SUFFIX}{ext}" for ext in (".xml", ".log", ".state")))
         reset(part)
         ui.info(f"{self.label(index, total)} {suite.file}: {len(tests)} test(s) hung (a rank ran past "
                 f"MultiProcessTestCase's time limit); running them once more: {' '.join(tests)}")
@@ -236,15 +237,6 @@ def reset(part: Part) -> None:
 def hung_tests(run: FileRun) -> list[str]:
     """The tests of ``run`` that failed because a rank hung (RANK_HANG), in id order."""
     return sorted(r.id for r in run.results.values() if r.outcome in BAD and RANK_HANG in r.message)
-
-
-def with_reruns(run: FileRun, again: Mapping[str, TestResult]) -> FileRun:
-    """``run`` with the results of the tests that ran again; each keeps its first run's outcome in ``first``."""
-    results = dict(run.results)
-    for tid, r in again.items():
-        first = results[tid]
-        results[tid] = dataclasses.replace(r, first=f"{first.outcome}: {first.message}" if first.message else first.outcome)
-    return dataclasses.replace(run, results=results)
 
 
 def verdict(rc: int, log: Path) -> tuple[int, str | None]:
