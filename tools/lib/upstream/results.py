@@ -212,11 +212,12 @@ def read_collection(state_dir: Path) -> tuple[frozenset[str], frozenset[str]] | 
 
 def with_reruns(run: FileRun, again: Mapping[str, TestResult]) -> FileRun:
     """``run`` with the results of the tests that ran again; each keeps its first run's outcome in ``first``."""
+    def said(r: TestResult) -> str:
+        return f"{r.outcome}: {r.message}" if r.message else r.outcome
+
     results = dict(run.results)
     for tid, r in again.items():
-        first = results.get(tid)
-        results[tid] = dataclasses.replace(r, first=(f"{first.outcome}: {first.message}" if first.message else first.outcome)
-                                           if first else "")
+        results[tid] = dataclasses.replace(r, first=said(results[tid]) if tid in results else "")
     return dataclasses.replace(run, results=results)
 
 
