@@ -268,13 +268,13 @@ def _junit(*cases: str) -> str:
 def test_an_imported_rerun_junit_replaces_the_first_runs_outcome_whatever_the_order(tmp_path):
     """--from-junit shards/*/junit/*.xml: the glob puts x.rerun.xml before x.xml; its results still win."""
     cls = 'classname="test.distributed._tensor.test_dtensor.DTensorTest"'
-    first = tmp_path / f"distributed___tensor__test_dtensor{up.RERUN_SUFFIX}.xml"
+    rerun = tmp_path / f"distributed___tensor__test_dtensor{up.RERUN_SUFFIX}.xml"
     (tmp_path / "distributed___tensor__test_dtensor.xml").write_text(_junit(
         f'<testcase {cls} name="test_a" time="305"><failure message="{HANG}">tb</failure></testcase>',
         f'<testcase {cls} name="test_b" time="1"/>'))
-    first.write_text(_junit(f'<testcase {cls} name="test_a" time="2"/>'))
+    rerun.write_text(_junit(f'<testcase {cls} name="test_a" time="2"/>'))
     xmls = sorted(tmp_path.glob("*.xml"))
-    assert xmls[0] == first
+    assert xmls[0] == rerun
     [run] = up.import_junit(xmls, ["distributed/_tensor/test_dtensor.py"])
     assert run.results["DTensorTest::test_a"] == up.TestResult("DTensorTest::test_a", "passed", 2.0, "", f"failed: {HANG}")
     assert run.results["DTensorTest::test_b"].outcome == "passed" and not run.results["DTensorTest::test_b"].first
