@@ -185,9 +185,9 @@ class Runner:
                                beat_s=HEARTBEAT_S, on_beat=lambda *_: None, tee=self.options.verbose)
         if ended.unstarted:
             raise ui.UserError(ended.unstarted)
-        results = results_for_file(read_junit(part.xml), suite.file)[0] if part.xml.is_file() else read_progress(part.state)
-        again = {t: results[t] for t in tests if t in results}
         seconds = time.monotonic() - t0
+        results = self._collect(suite, part, ended.returncode, None, seconds).results
+        again = {t: results[t] for t in tests if t in results}
         ui.info(f"{self.label(index, total)} {suite.file}: once more, "
                 + (", ".join(f"{t} {r.outcome}" for t, r in again.items()) or f"no result ({log_tail(part.log)})")
                 + f" in {ui.fmt_seconds(seconds)}")
